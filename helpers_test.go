@@ -1,0 +1,196 @@
+package file
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// waitFor is how long a test waits for something that should take
+// milliseconds; it is generous so that a loaded 2-core machine never fails a
+// correct test.
+const waitFor = 10 * time.Second
+
+const tick = 2 * time.Millisecond
+
+// call is one invocation of the watch callback.
+type call struct {
+	op   fsnotify.Op
+	name string
+	data string // what ReadBytes returned inside the callback
+	err  error
+}
+
+// recorder is a watch callback that records every call and, like a koanf
+// user, reads the file inside the callback.
+type recorder struct {
+	f  *File
+	mu sync.Mutex
+	cs []call
+}
+
+func newRecorder(f *File) *recorder { return &recorder{f: f} }
+
+func (r *recorder) cb(event any, err error) {
+	c := call{err: err}
+	if err == nil {
+		ev := event.(fsnotify.Event)
+		c.op, c.name = ev.Op, ev.Name
+		b, rerr := r.f.ReadBytes()
+		if rerr != nil {
+			c.err = fmt.Errorf("ReadBytes in callback: %w", rerr)
+		}
+		c.data = string(b)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.cs = append(r.cs, c)
+}
+
+func (r *recorder) calls() []call {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]call(nil), r.cs...)
+}
+
+// contents lists the content of every delivery, in order.
+func (r *recorder) contents() []string {
+	var out []string
+	for _, c := range r.calls() {
+		if c.err == nil {
+			out = append(out, c.data)
+		}
+	}
+	return out
+}
+
+func (r *recorder) errs() []error {
+	var out []error
+	for _, c := range r.calls() {
+		if c.err != nil {
+			out = append(out, c.err)
+		}
+	}
+	return out
+}
+
+// last returns the last call, and false if there was none.
+func (r *recorder) last() (call, bool) {
+	cs := r.calls()
+	if len(cs) == 0 {
+		return call{}, false
+	}
+	return cs[len(cs)-1], true
+}
+
+// waitContent waits until the last call delivered want.
+func (r *recorder) waitContent(t testing.TB, want string) call {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		c, ok := r.last()
+		return ok && c.err == nil && c.data == want
+	}, waitFor, tick, "content %q never delivered; calls: %s", want, r)
+	c, _ := r.last()
+	return c
+}
+
+// waitErr waits until the last call reported an error matching target.
+func (r *recorder) waitErr(t testing.TB, target error) error {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		c, ok := r.last()
+		return ok && errors.Is(c.err, target)
+	}, waitFor, tick, "no error matching %v; calls: %s", target, r)
+	c, _ := r.last()
+	return c.err
+}
+
+func (r *recorder) String() string {
+	s := "["
+	for i, c := range r.calls() {
+		if i > 0 {
+			s += ", "
+		}
+		if c.err != nil {
+			s += "err(" + c.err.Error() + ")"
+		} else {
+			s += fmt.Sprintf("%s %q", c.op, c.data)
+		}
+	}
+	return s + "]"
+}
+
+// testLogger sends the provider's log to the test's log, shown on failure.
+func testLogger(t testing.TB) *slog.Logger {
+	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(string(p[:len(p)-1]))
+	return len(p), nil
+}
+
+// watched creates a provider on path, reads it as a koanf user would, and
+// watches it with a recorder until the test ends.
+func watched(t testing.TB, path string, opts ...Option) (*File, *recorder) {
+	t.Helper()
+	f := Provider(path, append([]Option{WithLogger(testLogger(t))}, opts...)...)
+	_, _ = f.ReadBytes()
+	r := newRecorder(f)
+	require.NoError(t, f.Watch(r.cb))
+	t.Cleanup(func() { require.NoError(t, f.Unwatch()) })
+	return f, r
+}
+
+func write(t testing.TB, path, data string) {
+	t.Helper()
+	require.NoError(t, os.WriteFile(path, []byte(data), 0o644))
+}
+
+// replace writes data to a temporary file beside path and renames it over
+// path, as editors that save atomically do.
+func replace(t testing.TB, path, data string) {
+	t.Helper()
+	require.NoError(t, replaceFile(path, data))
+}
+
+// replaceFile is replace for goroutines other than the test's.
+func replaceFile(path, data string) error {
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
+	if err := os.WriteFile(tmp, []byte(data), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// sentinel makes a last change and waits for it, so that everything the
+// test did before has been processed: if the recorder shows nothing between
+// the previous delivery and the sentinel, nothing was delivered for it.
+func sentinel(t testing.TB, r *recorder, path string) {
+	t.Helper()
+	replace(t, path, "sentinel\n")
+	r.waitContent(t, "sentinel\n")
+}
+
+// ctxWithCancel is context.WithCancel that cancels when the test ends.
+func ctxWithCancel(t testing.TB) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	return ctx, cancel
+}

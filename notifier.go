@@ -1,0 +1,36 @@
+package file
+
+import "github.com/fsnotify/fsnotify"
+
+// notifier is the source of filesystem events for one watch session. It is
+// the seam through which tests inject every failure the real one can have:
+// a constructor or Add that fails, an error or overflow on Errors, a channel
+// that closes.
+//
+// Events and Errors must both be drained by the user until Close. An error
+// on Errors means events may have been lost; the session ends and is
+// re-armed with a full re-read.
+type notifier interface {
+	Add(dir string) error
+	Remove(dir string) error
+	Events() <-chan fsnotify.Event
+	Errors() <-chan error
+	Close() error
+}
+
+// fsnotifyNotifier is a notifier backed by its own fsnotify.Watcher.
+type fsnotifyNotifier struct{ w *fsnotify.Watcher }
+
+func newFsnotify() (notifier, error) {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, err
+	}
+	return fsnotifyNotifier{w}, nil
+}
+
+func (n fsnotifyNotifier) Add(dir string) error          { return n.w.Add(dir) }
+func (n fsnotifyNotifier) Remove(dir string) error       { return n.w.Remove(dir) }
+func (n fsnotifyNotifier) Events() <-chan fsnotify.Event { return n.w.Events }
+func (n fsnotifyNotifier) Errors() <-chan error          { return n.w.Errors }
+func (n fsnotifyNotifier) Close() error                  { return n.w.Close() }

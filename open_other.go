@@ -1,0 +1,5 @@
+//go:build !unix
+
+package file
+
+const openFlags = 0

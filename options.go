@@ -1,0 +1,124 @@
+package file
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Defaults for the options.
+const (
+	// DefaultRecheckInterval is how often the file is re-checked without an
+	// event, as a safety net for missed events and for filesystems that
+	// deliver none (NFS, SMB, FUSE).
+	DefaultRecheckInterval = 30 * time.Second
+
+	// DefaultQuietWindow is how long an in-place write must be followed by no
+	// further write before the file is read.
+	DefaultQuietWindow = 100 * time.Millisecond
+
+	// DefaultBackoffMin and DefaultBackoffMax bound the delay before a broken
+	// watch is re-armed.
+	DefaultBackoffMin = 25 * time.Millisecond
+	DefaultBackoffMax = 3 * time.Second
+
+	// DefaultMaxSize is the largest file the provider reads: 16 MiB.
+	DefaultMaxSize = 16 << 20
+)
+
+// maxWaitFactor bounds how long a file that is written without pause can
+// delay a read: maxWaitFactor quiet windows after the first write.
+const maxWaitFactor = 10
+
+// Option configures a provider; pass options to [Provider].
+type Option func(*options)
+
+type options struct {
+	recheck     time.Duration
+	quiet       time.Duration
+	backoffMin  time.Duration
+	backoffMax  time.Duration
+	maxSize     int64
+	logger      *slog.Logger
+	newNotifier func() (notifier, error)
+}
+
+func newOptions(opts []Option) options {
+	o := options{
+		recheck:     DefaultRecheckInterval,
+		quiet:       DefaultQuietWindow,
+		backoffMin:  DefaultBackoffMin,
+		backoffMax:  DefaultBackoffMax,
+		maxSize:     DefaultMaxSize,
+		newNotifier: newFsnotify,
+	}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
+}
+
+// WithRecheckInterval sets how often the file is re-checked when no event
+// arrives. A re-check costs one stat; the file is read only if the stat
+// differs from the last read. Zero or less turns re-checks off.
+// Default: [DefaultRecheckInterval].
+func WithRecheckInterval(d time.Duration) Option {
+	return func(o *options) { o.recheck = max(d, 0) }
+}
+
+// WithQuietWindow sets how long the file must go without a write after an
+// in-place write (truncate, then write) before it is read, so that the
+// reload does not see a half-written file. Atomic updates (rename, symlink
+// swap) are read at once whatever this is. Zero reads at once.
+// Default: [DefaultQuietWindow].
+func WithQuietWindow(d time.Duration) Option {
+	return func(o *options) { o.quiet = max(d, 0) }
+}
+
+// WithBackoff sets the bounds of the delay before a broken watch is re-armed.
+// The delay starts near lo, doubles with each failure in a row up to hi,
+// is jittered, and starts again from lo after a healthy run (one that lasts
+// at least hi). Values of zero or less keep the defaults.
+// Default: [DefaultBackoffMin], [DefaultBackoffMax].
+func WithBackoff(lo, hi time.Duration) Option {
+	return func(o *options) {
+		if lo > 0 {
+			o.backoffMin = lo
+		}
+		if hi > 0 {
+			o.backoffMax = hi
+		}
+		o.backoffMax = max(o.backoffMax, o.backoffMin)
+	}
+}
+
+// WithMaxSize sets the largest file, in bytes, that the provider reads;
+// a larger file is reported with [ErrFileTooLarge]. Zero or less keeps the
+// default. Default: [DefaultMaxSize].
+func WithMaxSize(n int64) Option {
+	return func(o *options) {
+		if n > 0 {
+			o.maxSize = n
+		}
+	}
+}
+
+// WithLogger sets the logger for the watch's state changes: started,
+// delivered, interrupted, re-armed, file missing and back. Nothing is logged
+// per raw filesystem event. Default: nil, which logs to [slog.Default] at the
+// time of each record, so the application's own slog setup applies.
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) { o.logger = l }
+}
+
+// withNotifier replaces the filesystem notifier; tests use it to inject
+// failures.
+func withNotifier(newNotifier func() (notifier, error)) Option {
+	return func(o *options) { o.newNotifier = newNotifier }
+}
+
+func (o *options) log() *slog.Logger {
+	if o.logger != nil {
+		return o.logger
+	}
+	return slog.Default()
+}

@@ -1,0 +1,591 @@
+package file
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/knadh/koanf/parsers/yaml"
+	"github.com/knadh/koanf/v2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The API of koanf's stock provider, as user code sees it.
+
+func TestReadBytesReadsTheFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	write(t, path, "a: 1\n")
+	b, err := Provider(path).ReadBytes()
+	require.NoError(t, err)
+	assert.Equal(t, "a: 1\n", string(b))
+}
+
+func TestReadIsUnsupportedWithTheStockText(t *testing.T) {
+	_, err := Provider("x").Read()
+	require.EqualError(t, err, "file provider does not support this method")
+}
+
+func TestMissingFileKeepsThePathErrorOfOpen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "missing.yaml")
+	_, err := Provider(path).ReadBytes()
+	require.Error(t, err)
+	assert.True(t, os.IsNotExist(err), "os.IsNotExist must still work: %v", err)
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+	assert.EqualError(t, err, "open "+path+": no such file or directory")
+}
+
+func TestWatchTwiceReturnsTheStockError(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	write(t, path, "a: 1\n")
+	f, _ := watched(t, path)
+	err := f.Watch(func(any, error) {})
+	require.ErrorIs(t, err, ErrAlreadyWatching)
+	assert.EqualError(t, err, "file is already being watched")
+}
+
+func TestWatchRejectsNilCallback(t *testing.T) {
+	require.Error(t, Provider("x").Watch(nil))
+}
+
+// The reload pattern of koanf's README, unchanged, with a real koanf.
+func TestKoanfReloadPattern(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	write(t, path, "service:\n  port: 8080\n")
+
+	var mu sync.Mutex
+	k := koanf.New(".")
+	f := Provider(path, WithLogger(testLogger(t)))
+	require.NoError(t, k.Load(f, yaml.Parser()))
+	require.Equal(t, 8080, k.Int("service.port"))
+
+	var events []fsnotify.Event
+	require.NoError(t, f.Watch(func(event any, err error) {
+		if !assert.NoError(t, err) {
+			return
+		}
+		events = append(events, event.(fsnotify.Event))
+		nk := koanf.New(".")
+		if err := nk.Load(f, yaml.Parser()); err != nil {
+			t.Errorf("reload: %v", err)
+			return
+		}
+		mu.Lock()
+		k = nk
+		mu.Unlock()
+	}))
+	defer f.Unwatch()
+
+	replace(t, path, "service:\n  port: 9090\n")
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return k.Int("service.port") == 9090
+	}, waitFor, tick)
+
+	require.NoError(t, f.Unwatch())
+	require.Len(t, events, 1)
+	assert.Equal(t, fsnotify.Event{Name: path, Op: fsnotify.Write}, events[0])
+}
+
+// Change is judged by content.
+
+func TestUpdateBetweenReadBytesAndWatchIsDelivered(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	write(t, path, "v1\n")
+	f := Provider(path, WithLogger(testLogger(t)))
+	b, err := f.ReadBytes()
+	require.NoError(t, err)
+	require.Equal(t, "v1\n", string(b))
+
+	replace(t, path, "v2\n") // lands before Watch: no event will ever tell
+	r := newRecorder(f)
+	require.NoError(t, f.Watch(r.cb))
+	defer f.Unwatch()
+	r.waitContent(t, "v2\n")
+}
+
+func TestWatchWithoutReadBytesTakesTheFileAsBaseline(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	write(t, path, "v1\n")
+	f := Provider(path, WithLogger(testLogger(t)))
+	r := newRecorder(f)
+	require.NoError(t, f.Watch(r.cb))
+	defer f.Unwatch()
+	sentinel(t, r, path)
+	assert.Equal(t, []string{"sentinel\n"}, r.contents())
+}
+
+func TestTouchChmodAndIdenticalRewritesFireNothing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	write(t, path, "v1\n")
+	_, r := watched(t, path)
+
+	later := time.Now().Add(time.Hour)
+	require.NoError(t, os.Chtimes(path, later, later))
+	require.NoError(t, os.Chmod(path, 0o600))
+	write(t, path, "v1\n")
+	replace(t, path, "v1\n")
+	sentinel(t, r, path)
+
+	assert.Equal(t, []string{"sentinel\n"}, r.contents())
+	assert.Empty(t, r.errs())
+}
+
+func TestBurstDeliversTheFinalContentWithoutRepeats(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	write(t, path, "v0\n")
+	_, r := watched(t, path)
+	for i := 1; i <= 200; i++ {
+		replace(t, path, strings.Repeat("x", i)+"\n")
+	}
+	r.waitContent(t, strings.Repeat("x", 200)+"\n")
+	assertNoRepeats(t, r.contents())
+	assert.Empty(t, r.errs())
+}
+
+func assertNoRepeats(t *testing.T, contents []string) {
+	t.Helper()
+	for i := 1; i < len(contents); i++ {
+		require.NotEqual(t, contents[i-1], contents[i], "delivery %d repeats the previous content", i)
+	}
+}
+
+// An in-place writer (truncate, then write in pieces) is read only after it
+// has gone quiet: the callback never sees an empty or half-written file.
+func TestInPlaceWritesDeliverOnlyCompleteContent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	write(t, path, "v0\n")
+	// A long window, so that no pause of a loaded machine between the
+	// writer's steps can look like the end of the write.
+	_, r := watched(t, path, WithQuietWindow(2*time.Second))
+
+	full := strings.Repeat("key: value\n", 100)
+	fd, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	require.NoError(t, err)
+	for i := 0; i < len(full); i += 100 {
+		_, err := fd.WriteString(full[i:min(i+100, len(full))])
+		require.NoError(t, err)
+		time.Sleep(time.Millisecond)
+	}
+	require.NoError(t, fd.Close())
+
+	r.waitContent(t, full)
+	assert.Equal(t, []string{full}, r.contents())
+}
+
+// Every directory along the symlink chain is watched.
+
+func TestEditOfASymlinkTargetInAnotherDirectory(t *testing.T) {
+	root := t.TempDir()
+	linkDir, dirB, dirC := filepath.Join(root, "etc"), filepath.Join(root, "b"), filepath.Join(root, "c")
+	for _, d := range []string{linkDir, dirB, dirC} {
+		require.NoError(t, os.Mkdir(d, 0o755))
+	}
+	write(t, filepath.Join(dirB, "real.yaml"), "b1\n")
+	write(t, filepath.Join(dirC, "real.yaml"), "c1\n")
+	link := filepath.Join(linkDir, "config.yaml")
+	require.NoError(t, os.Symlink(filepath.Join(dirB, "real.yaml"), link))
+	_, r := watched(t, link)
+
+	write(t, filepath.Join(dirB, "real.yaml"), "b2\n") // in place, in b
+	r.waitContent(t, "b2\n")
+	replace(t, filepath.Join(dirB, "real.yaml"), "b3\n") // rename-over, in b
+	r.waitContent(t, "b3\n")
+
+	// Retarget the link (ln -sfn): the new target is watched, the old not.
+	tmp := filepath.Join(linkDir, ".tmp-link")
+	require.NoError(t, os.Symlink(filepath.Join(dirC, "real.yaml"), tmp))
+	require.NoError(t, os.Rename(tmp, link))
+	r.waitContent(t, "c1\n")
+	write(t, filepath.Join(dirB, "real.yaml"), "b4\n")
+	write(t, filepath.Join(dirC, "real.yaml"), "c2\n")
+	r.waitContent(t, "c2\n")
+	assert.Equal(t, []string{"b2\n", "b3\n", "c1\n", "c2\n"}, r.contents())
+}
+
+func TestRelativeSymlinkChainThroughADirectoryLink(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "releases", "v1"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "releases", "v2"), 0o755))
+	write(t, filepath.Join(root, "releases", "v1", "app.yaml"), "v1\n")
+	write(t, filepath.Join(root, "releases", "v2", "app.yaml"), "v2\n")
+	require.NoError(t, os.Symlink("releases/v1", filepath.Join(root, "current")))
+	_, r := watched(t, filepath.Join(root, "current", "app.yaml"))
+
+	tmp := filepath.Join(root, "current.tmp")
+	require.NoError(t, os.Symlink("releases/v2", tmp))
+	require.NoError(t, os.Rename(tmp, filepath.Join(root, "current")))
+	r.waitContent(t, "v2\n")
+	write(t, filepath.Join(root, "releases", "v2", "app.yaml"), "v2b\n")
+	r.waitContent(t, "v2b\n")
+}
+
+// A missing file or directory is reported once and delivered as soon as it
+// is back, without waiting for a backoff: the backoff here is an hour.
+
+func TestRemovedFileIsReportedOnceAndDeliveredWhenBack(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.yaml")
+	write(t, path, "v1\n")
+	_, r := watched(t, path, WithBackoff(time.Hour, time.Hour))
+
+	require.NoError(t, os.Remove(path))
+	err := r.waitErr(t, fs.ErrNotExist)
+	assert.Contains(t, err.Error(), path)
+	write(t, filepath.Join(dir, "unrelated"), "x") // more events in the directory
+	require.NoError(t, os.Remove(filepath.Join(dir, "unrelated")))
+
+	write(t, path, "v2\n")
+	c := r.waitContent(t, "v2\n")
+	assert.Equal(t, fsnotify.Create, c.op)
+	assert.Equal(t, path, c.name)
+	assert.Len(t, r.errs(), 1, "the missing file is one problem: %s", r)
+
+	write(t, path, "v3\n")
+	c = r.waitContent(t, "v3\n")
+	assert.Equal(t, fsnotify.Write, c.op)
+}
+
+func TestRemovedDirectoryIsWatchedFromItsParent(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "a", "b")
+	path := filepath.Join(dir, "config.yaml")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	write(t, path, "v1\n")
+	_, r := watched(t, path, WithBackoff(time.Hour, time.Hour))
+
+	for i := 2; i <= 4; i++ {
+		require.NoError(t, os.RemoveAll(filepath.Join(root, "a")))
+		r.waitErr(t, fs.ErrNotExist)
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		want := strings.Repeat("v", i) + "\n"
+		write(t, path, want)
+		r.waitContent(t, want)
+	}
+}
+
+func TestWatchOnAMissingFileReportsAndWaits(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "not", "yet")
+	path := filepath.Join(dir, "config.yaml")
+	_, r := watched(t, path, WithBackoff(time.Hour, time.Hour))
+	r.waitErr(t, fs.ErrNotExist)
+
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	replace(t, path, "v1\n")
+	c := r.waitContent(t, "v1\n")
+	assert.Equal(t, fsnotify.Create, c.op)
+}
+
+// Bad input gets a clear error, never a hang or an endless read.
+
+func TestReadBytesRefusesWhatIsNotARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+
+	for name, path := range map[string]string{
+		"directory":        dir,
+		"named pipe":       fifo,
+		"character device": "/dev/zero",
+	} {
+		t.Run(name, func(t *testing.T) {
+			b, err := Provider(path).ReadBytes()
+			require.ErrorIs(t, err, ErrNotRegularFile)
+			assert.Nil(t, b)
+			assert.Contains(t, err.Error(), path)
+			assert.Contains(t, err.Error(), name)
+		})
+	}
+}
+
+func TestReadBytesRefusesAFileOverTheLimit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "big")
+	write(t, path, strings.Repeat("x", 1025))
+	_, err := Provider(path, WithMaxSize(1024)).ReadBytes()
+	require.ErrorIs(t, err, ErrFileTooLarge)
+	assert.Contains(t, err.Error(), path)
+
+	write(t, path, strings.Repeat("x", 1024))
+	b, err := Provider(path, WithMaxSize(1024)).ReadBytes()
+	require.NoError(t, err)
+	assert.Len(t, b, 1024)
+}
+
+func TestWatchReportsBadInputAndDeliversWhenFixed(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.yaml")
+	require.NoError(t, syscall.Mkfifo(path, 0o644))
+	_, r := watched(t, path, WithMaxSize(8))
+	err := r.waitErr(t, ErrNotRegularFile)
+	assert.Contains(t, err.Error(), path)
+
+	require.NoError(t, os.Remove(path))
+	r.waitErr(t, fs.ErrNotExist)
+	replace(t, path, "too large\n")
+	r.waitErr(t, ErrFileTooLarge)
+	replace(t, path, "ok\n")
+	r.waitContent(t, "ok\n")
+	assert.Len(t, r.errs(), 3, "fifo, missing, too large: %s", r)
+}
+
+func TestReadFileStopsAtTheLimitOnAnEndlessFile(t *testing.T) {
+	// /proc files report size 0 and are read anyway; an endless one must
+	// stop at the limit rather than exhaust memory.
+	b, err := readAtMost(endless{}, 0, 1<<20)
+	require.NoError(t, err)
+	assert.Len(t, b, 1<<20+1)
+}
+
+type endless struct{}
+
+func (endless) Read(p []byte) (int, error) { return len(p), nil }
+
+// Lifecycle.
+
+func TestUnwatchIsIdempotentAndWatchWorksAgain(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	write(t, path, "v1\n")
+	f := Provider(path, WithLogger(testLogger(t)))
+	require.NoError(t, f.Unwatch(), "Unwatch before Watch")
+
+	for i := range 3 {
+		r := newRecorder(f)
+		require.NoError(t, f.Watch(r.cb))
+		want := strings.Repeat("v", i+2) + "\n"
+		replace(t, path, want)
+		r.waitContent(t, want)
+		require.NoError(t, f.Unwatch())
+		require.NoError(t, f.Unwatch())
+	}
+}
+
+func TestUnwatchWaitsForARunningCallback(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	write(t, path, "v1\n")
+	f := Provider(path, WithLogger(testLogger(t)))
+	_, _ = f.ReadBytes()
+
+	entered, release := make(chan struct{}), make(chan struct{})
+	var returned atomic.Bool
+	require.NoError(t, f.Watch(func(any, error) {
+		close(entered)
+		<-release
+		returned.Store(true)
+	}))
+	replace(t, path, "v2\n")
+	<-entered
+
+	unwatched := make(chan struct{})
+	go func() {
+		_ = f.Unwatch()
+		close(unwatched)
+	}()
+	select {
+	case <-unwatched:
+		t.Fatal("Unwatch returned while the callback was running")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	<-unwatched
+	assert.True(t, returned.Load())
+}
+
+func TestNoCallbackAfterUnwatchReturns(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	write(t, path, "v0\n")
+	for round := range 20 {
+		f := Provider(path, WithLogger(testLogger(t)), WithQuietWindow(0))
+		_, _ = f.ReadBytes()
+		var after atomic.Bool
+		var late atomic.Int32
+		require.NoError(t, f.Watch(func(any, error) {
+			if after.Load() {
+				late.Add(1)
+			}
+		}))
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+					assert.NoError(t, replaceFile(path, strings.Repeat("w", i%50+round)+"\n"))
+				}
+			}
+		})
+		time.Sleep(time.Duration(round) * time.Millisecond)
+		require.NoError(t, f.Unwatch())
+		after.Store(true)
+		time.Sleep(5 * time.Millisecond)
+		close(stop)
+		wg.Wait()
+		require.Zero(t, late.Load(), "round %d: callback after Unwatch returned", round)
+	}
+}
+
+func TestUnwatchFromInsideTheCallback(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	write(t, path, "v1\n")
+	f := Provider(path, WithLogger(testLogger(t)))
+	_, _ = f.ReadBytes()
+
+	var calls atomic.Int32
+	returned := make(chan error, 1)
+	require.NoError(t, f.Watch(func(any, error) {
+		calls.Add(1)
+		returned <- f.Unwatch()
+	}))
+	replace(t, path, "v2\n")
+	require.NoError(t, <-returned)
+
+	// The watch is over: a further change fires nothing, and a new watch
+	// works and delivers it.
+	replace(t, path, "v3\n")
+	r := newRecorder(f)
+	require.NoError(t, f.Watch(r.cb))
+	defer f.Unwatch()
+	r.waitContent(t, "v3\n")
+	assert.Equal(t, int32(1), calls.Load())
+}
+
+// A callback that calls Unwatch then Watch hands over to a new watch, whose
+// callbacks never overlap the old one, and neither deadlocks on the other,
+// even when the callback also unwatches the watch it has just started.
+func TestRewatchFromInsideTheCallback(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	write(t, path, "v1\n")
+	f := Provider(path, WithLogger(testLogger(t)))
+	_, _ = f.ReadBytes()
+
+	const rounds = 5
+	var running, deliveries atomic.Int32
+	var overlap atomic.Bool
+	var cb func(any, error)
+	cb = func(_ any, err error) {
+		if running.Add(1) > 1 {
+			overlap.Store(true)
+		}
+		defer running.Add(-1)
+		if err != nil || deliveries.Add(1) >= rounds {
+			return
+		}
+		assert.NoError(t, f.Unwatch())
+		assert.NoError(t, f.Watch(cb))
+		assert.NoError(t, replaceFile(path, strings.Repeat("n", int(deliveries.Load())+1)+"\n"))
+		time.Sleep(5 * time.Millisecond) // give the new watch a chance to overlap
+		assert.NoError(t, f.Unwatch(), "Unwatch of the new watch from the old callback")
+		assert.NoError(t, f.Watch(cb))
+	}
+	require.NoError(t, f.Watch(cb))
+	replace(t, path, "v2\n")
+	require.Eventually(t, func() bool { return deliveries.Load() >= rounds }, waitFor, tick)
+	require.NoError(t, f.Unwatch())
+	assert.False(t, overlap.Load(), "two callbacks ran at once")
+}
+
+func TestWatchWithContextStopsWhenTheContextIsDone(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	write(t, path, "v1\n")
+	f := Provider(path, WithLogger(testLogger(t)))
+	_, _ = f.ReadBytes()
+	ctx, cancel := ctxWithCancel(t)
+	r := newRecorder(f)
+	require.NoError(t, f.WatchWithContext(ctx, r.cb))
+	replace(t, path, "v2\n")
+	r.waitContent(t, "v2\n")
+
+	cancel()
+	// A new watch may start at once; the old one ends on its own.
+	r2 := newRecorder(f)
+	require.Eventually(t, func() bool { return f.Watch(r2.cb) == nil }, waitFor, tick)
+	defer f.Unwatch()
+	replace(t, path, "v3\n")
+	r2.waitContent(t, "v3\n")
+	assert.Equal(t, []string{"v2\n"}, r.contents())
+}
+
+func TestWatchUnwatchCyclesLeakNoFileDescriptors(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	write(t, path, "v1\n")
+	f := Provider(path, WithLogger(testLogger(t)))
+	cycle := func() {
+		require.NoError(t, f.Watch(func(any, error) {}))
+		require.NoError(t, f.Unwatch())
+	}
+	cycle() // the runtime's own descriptors (netpoll) open on first use
+	before := countFDs(t)
+	for range 300 {
+		cycle()
+	}
+	assert.Equal(t, before, countFDs(t))
+}
+
+func countFDs(t *testing.T) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc/self/fd")
+	if errors.Is(err, fs.ErrNotExist) {
+		t.Skip("no /proc/self/fd")
+	}
+	require.NoError(t, err)
+	return len(entries)
+}
+
+func TestReadBytesInsideTheCallbackReturnsTheDeliveredContent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	write(t, path, "v1\n")
+	f := Provider(path, WithLogger(testLogger(t)))
+	_, _ = f.ReadBytes()
+	got := make(chan string, 1)
+	require.NoError(t, f.Watch(func(_ any, err error) {
+		if err != nil {
+			return
+		}
+		assert.NoError(t, replaceFile(path, "v3\n")) // changes under the callback
+		b, _ := f.ReadBytes()
+		got <- string(b)
+	}))
+	defer f.Unwatch()
+	replace(t, path, "v2\n")
+	assert.Equal(t, "v2\n", <-got)
+	assert.Equal(t, "v3\n", <-got, "the change made during the callback is delivered next")
+}
+
+// Any goroutine may use the provider while a watch runs.
+func TestConcurrentUseIsRaceFree(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	write(t, path, "v1\n")
+	f := Provider(path, WithLogger(testLogger(t)))
+	var wg sync.WaitGroup
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	for i := range 4 {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				switch i {
+				case 0:
+					_ = f.Watch(func(any, error) { _, _ = f.ReadBytes() })
+				case 1:
+					_ = f.Unwatch()
+				case 2:
+					_, _ = f.ReadBytes()
+				case 3:
+					assert.NoError(t, replaceFile(path, "v"+time.Now().String()+"\n"))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	require.NoError(t, f.Unwatch())
+}

@@ -1,0 +1,104 @@
+package file
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+)
+
+// content is one read of the file.
+type content struct {
+	data []byte
+	sum  [sha256.Size]byte
+	info fs.FileInfo // fstat of the file that was read, for the cheap re-check
+}
+
+// readFile reads the regular file at abs, reporting errors against name (the
+// path the user gave). It opens without blocking and checks the open file
+// before reading a byte, so a named pipe cannot hang it and a device cannot
+// feed it forever; it never reads more than limit+1 bytes, so a file that
+// grows while being read cannot exhaust memory.
+func readFile(abs, name string, limit int64) (content, error) {
+	fd, err := os.OpenFile(abs, os.O_RDONLY|openFlags, 0)
+	if err != nil {
+		return content{}, renamePath(err, name)
+	}
+	defer fd.Close()
+
+	info, err := fd.Stat()
+	if err != nil {
+		return content{}, renamePath(err, name)
+	}
+	if !info.Mode().IsRegular() {
+		return content{}, &fs.PathError{Op: "read", Path: name,
+			Err: fmt.Errorf("%w: %s", ErrNotRegularFile, describeMode(info.Mode()))}
+	}
+	if info.Size() > limit {
+		return content{}, tooLarge(name, info.Size(), limit)
+	}
+	data, err := readAtMost(fd, info.Size(), limit)
+	if err != nil {
+		return content{}, renamePath(err, name)
+	}
+	if int64(len(data)) > limit {
+		return content{}, tooLarge(name, int64(len(data)), limit)
+	}
+	return content{data: data, sum: sha256.Sum256(data), info: info}, nil
+}
+
+// readAtMost reads r to its end, or until it has read limit+1 bytes, which
+// is enough to tell the file is too large. size is the expected size; files
+// in /proc report 0 and are read anyway.
+func readAtMost(r io.Reader, size, limit int64) ([]byte, error) {
+	data := make([]byte, 0, min(size, limit)+512)
+	for int64(len(data)) <= limit {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+		end := min(int64(cap(data)), limit+1)
+		n, err := r.Read(data[len(data):end])
+		data = data[:len(data)+n]
+		if errors.Is(err, io.EOF) {
+			return data, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return data, nil
+}
+
+func tooLarge(name string, size, limit int64) error {
+	return &fs.PathError{Op: "read", Path: name,
+		Err: fmt.Errorf("%w: more than %d bytes (at least %d)", ErrFileTooLarge, limit, size)}
+}
+
+// renamePath makes a path error name the user's path rather than the
+// absolute one that was opened, as koanf's stock provider does.
+func renamePath(err error, name string) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return &fs.PathError{Op: pe.Op, Path: name, Err: pe.Err}
+	}
+	return &fs.PathError{Op: "read", Path: name, Err: err}
+}
+
+func describeMode(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeCharDevice != 0:
+		return "character device"
+	case m&fs.ModeDevice != 0:
+		return "block device"
+	default:
+		return "irregular file (" + m.Type().String() + ")"
+	}
+}

@@ -1,0 +1,229 @@
+package file
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"runtime"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+// watch is one call to Watch: a supervisor goroutine that runs watch
+// sessions one after another, with a backoff between them, until it is
+// stopped. Whatever ends a session (the notifier cannot be created, an Add
+// fails, an error or overflow arrives, a channel closes) is reported once and
+// followed by a new session, which re-reads the file: an update made while
+// the watch was down is delivered then.
+type watch struct {
+	f      *File
+	cb     func(event any, err error)
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{} // closed when the goroutine has exited
+	goid   atomic.Uint64 // the goroutine's id, so Unwatch can tell it calls from a callback
+	prev   *watch        // a stopped watch that may still be in its last callback; guarded by f.mu
+
+	// Owned by the watch goroutine.
+	fileProblem  string // text of the file problem last reported; "" when the file reads fine
+	watchProblem string // text of the watch failure last reported; "" once re-armed
+	failures     int    // sessions failed in a row
+}
+
+func startWatch(parent context.Context, f *File, cb func(any, error), prev *watch, first attempt) *watch {
+	ctx, cancel := context.WithCancel(parent)
+	w := &watch{f: f, cb: cb, ctx: ctx, cancel: cancel, done: make(chan struct{}), prev: prev}
+	go w.run(first)
+	return w
+}
+
+func (w *watch) stop()         { w.cancel() }
+func (w *watch) stopped() bool { return w.ctx.Err() != nil }
+
+// runsOnCaller reports whether the caller runs on this watch's goroutine or
+// on that of a watch it waits for, that is, inside a callback: such a caller
+// must not wait for the watch to end. Called with f.mu held.
+func (w *watch) runsOnCaller() bool {
+	id := goid()
+	for x := w; x != nil; x = x.prev {
+		if x.goid.Load() == id {
+			return true
+		}
+	}
+	return false
+}
+
+// attempt is one try at arming a session, and the read that followed it.
+type attempt struct {
+	s    *session // nil if arming failed
+	err  error    // why arming failed
+	c    content
+	rerr error
+}
+
+// arm tries to arm a session and then reads the file. Watch calls it before
+// returning, so that every change after Watch returns is either in this read
+// or reported by an event; the supervisor calls it for each restart.
+func arm(f *File) attempt {
+	var a attempt
+	a.s, a.err = openSession(f)
+	a.c, a.rerr = readFile(f.abs, f.path, f.opts.maxSize)
+	return a
+}
+
+func (a attempt) close() {
+	if a.s != nil {
+		a.s.close()
+	}
+}
+
+func (w *watch) run(a attempt) {
+	defer close(w.done)
+	w.goid.Store(goid())
+	w.awaitPrev()
+
+	bo := backoff{min: w.f.opts.backoffMin, max: w.f.opts.backoffMax}
+	why := reasonStart
+	for {
+		if w.stopped() {
+			a.close()
+			return
+		}
+		start := time.Now()
+		err := w.use(a, why)
+		if w.stopped() {
+			return
+		}
+		if time.Since(start) >= bo.max {
+			bo.reset() // a healthy run: this failure is a new one
+		}
+		delay := bo.next()
+		w.failures++
+		w.reportWatch(err, delay)
+		if !w.sleep(delay) {
+			return
+		}
+		why = reasonRestart
+		a = arm(w.f)
+	}
+}
+
+// use delivers the attempt's read and runs its session until it ends. With
+// no session it only delivers the read, so updates still flow, at the pace
+// of the backoff, while no watch can be armed.
+func (w *watch) use(a attempt, why reason) error {
+	if a.s == nil {
+		w.deliver(why, a.c, a.rerr)
+		return a.err
+	}
+	defer a.s.close()
+	w.armed(a.s.chain.dirs)
+	return a.s.run(w, why, a.c, a.rerr)
+}
+
+// awaitPrev waits until the previous watch has finished its last callback,
+// so that callbacks never overlap, even when the callback itself calls
+// Unwatch and then Watch.
+func (w *watch) awaitPrev() {
+	w.f.mu.Lock()
+	prev := w.prev
+	w.f.mu.Unlock()
+	if prev == nil {
+		return
+	}
+	<-prev.done
+	w.f.mu.Lock()
+	w.prev = nil
+	w.f.mu.Unlock()
+}
+
+func (w *watch) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-w.ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// reportWatch reports a failed session, unless the failure is the same one
+// as the last failure reported and nothing healthy happened in between.
+func (w *watch) reportWatch(cause error, retryIn time.Duration) {
+	err := w.f.errorf("watch", fmt.Errorf("%w: %w", ErrWatchInterrupted, cause))
+	w.f.opts.log().Warn("keepwatch: watch interrupted", slog.String("path", w.f.path),
+		slog.Any("error", cause), slog.Int("attempt", w.failures), slog.Duration("retry_in", retryIn))
+	if err.Error() == w.watchProblem {
+		return
+	}
+	w.watchProblem = err.Error()
+	w.emitError(err)
+}
+
+// armed records that a session is watching again.
+func (w *watch) armed(dirs []string) {
+	if w.failures > 0 {
+		w.f.opts.log().Info("keepwatch: watch re-armed", slog.String("path", w.f.path),
+			slog.Int("attempts", w.failures), slog.Any("dirs", dirs))
+	} else {
+		w.f.opts.log().Debug("keepwatch: watch started", slog.String("path", w.f.path), slog.Any("dirs", dirs))
+	}
+	w.failures = 0
+	w.watchProblem = ""
+}
+
+func (w *watch) emitError(err error) {
+	if !w.stopped() {
+		w.cb(nil, err)
+	}
+}
+
+// backoff yields exponentially growing, jittered delays from about min up to
+// max. Half of each delay is fixed and half random ("equal jitter"): many
+// providers broken by one fault spread their retries, and none retries
+// sooner than half its step.
+type backoff struct {
+	min, max time.Duration
+	n        int
+	rand     func(n int64) int64 // rand.Int64N; tests replace it
+}
+
+func (b *backoff) next() time.Duration {
+	d := b.min
+	for i := 0; i < b.n && d < b.max; i++ {
+		d *= 2
+	}
+	d = min(d, b.max)
+	if d < b.max {
+		b.n++
+	}
+	rnd := b.rand
+	if rnd == nil {
+		rnd = rand.Int64N
+	}
+	half := d / 2
+	return half + time.Duration(rnd(int64(d-half)+1))
+}
+
+func (b *backoff) reset() { b.n = 0 }
+
+// goid returns the id of the calling goroutine, read from the header of its
+// stack trace ("goroutine 42 [running]:"), as golang.org/x/net/http2 does.
+// Go offers no other way to tell that Unwatch is called from inside the
+// callback, where waiting for the watch goroutine would wait for itself.
+// It costs about a microsecond and runs once per Watch and per Unwatch.
+func goid() uint64 {
+	var buf [64]byte
+	b := buf[:runtime.Stack(buf[:], false)]
+	b = bytes.TrimPrefix(b, []byte("goroutine "))
+	if i := bytes.IndexByte(b, ' '); i > 0 {
+		if id, err := strconv.ParseUint(string(b[:i]), 10, 64); err == nil {
+			return id
+		}
+	}
+	return 0
+}

@@ -1,0 +1,320 @@
+package file
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// maxArmRounds bounds how often arm re-resolves a chain that keeps changing
+// while watches are being added; events bring it back if it gives up.
+const maxArmRounds = 8
+
+// Causes that end a session, besides the notifier's own errors.
+var (
+	errEventsClosed = errors.New("keepwatch: event channel closed")
+	errErrorsClosed = errors.New("keepwatch: error channel closed")
+)
+
+// reason says why the file is read. It goes to the logger with each delivery.
+type reason string
+
+const (
+	reasonStart   reason = "start"   // the watch began
+	reasonRestart reason = "restart" // the watch was re-armed after a failure
+	reasonEvent   reason = "event"   // a filesystem event on the path's chain
+	reasonWrite   reason = "write"   // in-place writes went quiet
+	reasonRecheck reason = "recheck" // the periodic re-check saw a change
+)
+
+// session is one armed watch: a notifier watching the directories the path's
+// current resolution depends on. It re-resolves and re-reads on every
+// relevant event, and ends when the notifier fails or the watch stops.
+type session struct {
+	f     *File
+	w     *watch // the watch running the session, set by run
+	n     notifier
+	chain chain           // the path's resolution as of the last arm
+	armed map[string]bool // directories the notifier watches
+	sig   fs.FileInfo     // fstat of the last successful read, nil if it failed
+
+	pending    bool        // a relevant event asks for a read
+	quiet      *time.Timer // set while a read waits for writes to stop
+	quietStart time.Time   // when that wait began
+	quietWhy   reason      // what started it
+}
+
+// openSession creates a notifier and makes it watch what the path depends on.
+func openSession(f *File) (*session, error) {
+	n, err := f.opts.newNotifier()
+	if err != nil {
+		return nil, err
+	}
+	s := &session{f: f, n: n, armed: make(map[string]bool)}
+	if err := s.arm(false); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// run delivers the read made when the session was armed, then handles
+// events until the session fails or the watch stops; it returns nil only in
+// the latter case.
+func (s *session) run(w *watch, why reason, c content, err error) error {
+	s.w = w
+	s.consider(why, c, err, false)
+	return s.loop()
+}
+
+func (s *session) loop() error {
+	var tick <-chan time.Time
+	if d := s.f.opts.recheck; d > 0 {
+		t := time.NewTicker(d)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-s.w.ctx.Done():
+			return nil
+		case ev, ok := <-s.n.Events():
+			if !ok {
+				return errEventsClosed
+			}
+			s.onEvent(ev)
+		case err, ok := <-s.n.Errors():
+			if !ok {
+				return errErrorsClosed
+			}
+			return err
+		case <-s.quietC():
+			s.quiet = nil
+			if err := s.refresh(s.quietWhy, true); err != nil {
+				return err
+			}
+		case <-tick:
+			if err := s.recheck(); err != nil {
+				return err
+			}
+		}
+		if s.pending {
+			s.pending = false
+			if err := s.refresh(reasonEvent, false); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// onEvent decides what an event asks for. Events are only hints: which
+// directory entry changed says whether to look again, never what changed.
+func (s *session) onEvent(ev fsnotify.Event) {
+	name := filepath.Clean(ev.Name)
+	if !s.chain.relevant(name) {
+		return
+	}
+	if s.armed[name] && ev.Has(fsnotify.Remove|fsnotify.Rename) {
+		// The kernel drops the watch of a removed or renamed directory;
+		// the next arm must add it again, even if the path is back.
+		delete(s.armed, name)
+	}
+	if ev.Has(fsnotify.Write) && s.f.opts.quiet > 0 {
+		s.startQuiet(reasonWrite)
+		return
+	}
+	s.pending = true
+}
+
+// refresh re-resolves the path, moves the watches to match, and re-reads.
+func (s *session) refresh(why reason, settled bool) error {
+	if err := s.arm(false); err != nil {
+		return err
+	}
+	s.read(why, settled)
+	return nil
+}
+
+// recheck is the periodic safety net. It costs one stat when nothing
+// changed; otherwise it re-adds every watch (in case one was lost without an
+// event) and reads once writes have had a quiet window to finish.
+func (s *session) recheck() error {
+	info, statErr := os.Stat(s.f.abs)
+	if statErr == nil && s.sig != nil && sameStat(info, s.sig) {
+		return nil
+	}
+	if err := s.arm(true); err != nil {
+		return err
+	}
+	if s.f.opts.quiet > 0 && statErr == nil {
+		s.startQuiet(reasonRecheck)
+		return nil
+	}
+	s.read(reasonRecheck, true)
+	return nil
+}
+
+// arm resolves the path and makes the notifier watch exactly the
+// directories the resolution depends on. Watches are added before the file
+// is read, so a change is either seen by the read or reported by an event.
+// If adding watches raced with a change to the chain, it resolves again:
+// a path being rebuilt one directory at a time needs one round per level.
+func (s *session) arm(force bool) error {
+	var err error
+	for range maxArmRounds {
+		c := resolve(s.f.abs)
+		var added bool
+		added, err = s.watchDirs(c.dirs, force)
+		s.chain = c
+		force = false
+		if err == nil && !added {
+			return nil
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return err
+}
+
+// watchDirs adds the dirs not watched yet (all of them if force) and removes
+// the watched ones no longer needed. It reports whether it added any, in
+// which case the resolution that listed them may already be stale.
+func (s *session) watchDirs(dirs []string, force bool) (added bool, err error) {
+	for _, d := range dirs {
+		if s.armed[d] && !force {
+			continue
+		}
+		added = true
+		if err := s.n.Add(d); err != nil {
+			return added, fmt.Errorf("add watch on %s: %w", d, err)
+		}
+		s.armed[d] = true
+	}
+	for d := range s.armed {
+		if !slices.Contains(dirs, d) {
+			delete(s.armed, d)
+			// An error only says the kernel already dropped the watch.
+			_ = s.n.Remove(d)
+		}
+	}
+	return added, nil
+}
+
+// read re-reads the file and delivers what the user has not seen.
+func (s *session) read(why reason, settled bool) {
+	if s.quiet != nil && !settled {
+		return // in-place writes are under way; the quiet window's end reads
+	}
+	c, err := readFile(s.f.abs, s.f.path, s.f.opts.maxSize)
+	s.consider(why, c, err, settled)
+}
+
+// consider delivers a read. Unless settled, it defers an empty file to a
+// quiet window: an empty file is far more often one caught between truncate
+// and write than a final state, and a real empty file is still delivered
+// once it has stayed empty for the window.
+func (s *session) consider(why reason, c content, err error, settled bool) {
+	if err == nil && len(c.data) == 0 && !settled && s.f.opts.quiet > 0 {
+		s.startQuiet(why)
+		return
+	}
+	s.sig = c.info
+	s.w.deliver(why, c, err)
+}
+
+// startQuiet starts or extends the wait for in-place writes to stop. The
+// wait is capped at maxWaitFactor windows after its start, so a file that is
+// written without pause is still read.
+func (s *session) startQuiet(why reason) {
+	q := s.f.opts.quiet
+	now := time.Now()
+	if s.quiet == nil {
+		s.quietStart, s.quietWhy = now, why
+		s.quiet = time.NewTimer(q)
+		return
+	}
+	s.quiet.Reset(max(0, min(q, s.quietStart.Add(maxWaitFactor*q).Sub(now))))
+}
+
+func (s *session) quietC() <-chan time.Time {
+	if s.quiet == nil {
+		return nil
+	}
+	return s.quiet.C
+}
+
+func (s *session) close() {
+	if s.quiet != nil {
+		s.quiet.Stop()
+	}
+	if err := s.n.Close(); err != nil {
+		s.f.opts.log().Debug("keepwatch: closing notifier", slog.String("path", s.f.path), slog.Any("error", err))
+	}
+}
+
+// deliver hands the result of a read to the user: content the user has not
+// seen to the callback, a new problem as an error.
+func (w *watch) deliver(why reason, c content, err error) {
+	if err != nil {
+		w.reportFile(err)
+		return
+	}
+	back := w.fileProblem != ""
+	w.fileProblem = ""
+	log := w.f.opts.log()
+	if back {
+		log.Info("keepwatch: file back", slog.String("path", w.f.path))
+	}
+
+	f := w.f
+	f.mu.Lock()
+	prev := f.seen.state
+	if (prev == seenContent && f.seen.sum == c.sum) || w.stopped() {
+		f.mu.Unlock()
+		return
+	}
+	f.seen = seenMark{state: seenContent, sum: c.sum}
+	f.delivering = c.data
+	f.mu.Unlock()
+
+	op := fsnotify.Write
+	if back || prev == seenFailed {
+		op = fsnotify.Create
+	}
+	log.Info("keepwatch: update delivered", slog.String("path", f.path), slog.String("reason", string(why)),
+		slog.Int("size", len(c.data)), slog.String("sha256", shortSum(c.sum)))
+	w.cb(fsnotify.Event{Name: f.path, Op: op}, nil)
+
+	f.mu.Lock()
+	f.delivering = nil
+	f.mu.Unlock()
+}
+
+// reportFile reports a problem with the file (missing, not regular, too
+// large, unreadable) once; the watch goes on and delivers the file when it
+// is readable again.
+func (w *watch) reportFile(err error) {
+	if err.Error() == w.fileProblem {
+		return
+	}
+	w.fileProblem = err.Error()
+	w.f.opts.log().Warn("keepwatch: file problem", slog.String("path", w.f.path), slog.Any("error", err))
+	w.emitError(err)
+}
+
+// sameStat reports whether two stats of the file look alike, in which case
+// the re-check skips the read.
+func sameStat(a, b fs.FileInfo) bool {
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
+}
+
+func shortSum(sum [32]byte) string { return hex.EncodeToString(sum[:6]) }
