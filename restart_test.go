@@ -1,0 +1,229 @@
+package file
+
+import (
+	"errors"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// These tests drive the supervisor through the notifier seam, in a synctest
+// bubble: time is virtual, so backoff delays are checked exactly and no test
+// sleeps for real.
+
+const (
+	testBackoffMin = 100 * time.Millisecond
+	testBackoffMax = 1600 * time.Millisecond
+)
+
+// watchedFake watches path through scripted notifiers, with re-checks off so
+// that only the notifier and the supervisor can make the provider read.
+func watchedFake(t *testing.T, path string, opts ...Option) (*File, *recorder, *fakes) {
+	t.Helper()
+	fs := &fakes{}
+	base := []Option{withNotifier(fs.new), WithBackoff(testBackoffMin, testBackoffMax), WithRecheckInterval(0)}
+	f, r := watched(t, path, append(base, opts...)...)
+	synctest.Wait()
+	return f, r, fs
+}
+
+func TestSessionFaultsAreReportedOnceAndRecoveredWithAReRead(t *testing.T) {
+	faults := map[string]struct {
+		inject func(n *fakeNotifier)
+		cause  error // what the reported error wraps, besides ErrWatchInterrupted
+	}{
+		"error":         {func(n *fakeNotifier) { n.fail(syscall.EIO) }, syscall.EIO},
+		"overflow":      {func(n *fakeNotifier) { n.fail(fsnotify.ErrEventOverflow) }, fsnotify.ErrEventOverflow},
+		"events closed": {func(n *fakeNotifier) { n.closeEvents() }, errEventsClosed},
+		"errors closed": {func(n *fakeNotifier) { n.closeErrors() }, errErrorsClosed},
+	}
+	for name, fault := range faults {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				path := filepath.Join(t.TempDir(), "config.yaml")
+				write(t, path, "v1\n")
+				_, r, fs := watchedFake(t, path)
+				n1 := fs.last()
+
+				write(t, path, "v2\n") // its event is lost in the fault
+				fault.inject(n1)
+				synctest.Wait()
+				errs := r.errs()
+				require.Len(t, errs, 1)
+				assert.ErrorIs(t, errs[0], ErrWatchInterrupted)
+				assert.ErrorIs(t, errs[0], fault.cause)
+				assert.Contains(t, errs[0].Error(), path)
+				assert.False(t, n1.send(path, fsnotify.Write), "the broken notifier is closed")
+
+				// Re-armed after the first backoff step, and the re-read
+				// delivers the update made while the watch was down.
+				time.Sleep(testBackoffMin/2 - time.Nanosecond)
+				synctest.Wait()
+				assert.Equal(t, 1, fs.calls())
+				time.Sleep(testBackoffMin/2 + time.Nanosecond)
+				synctest.Wait()
+				assert.Equal(t, 2, fs.calls())
+				assert.Equal(t, []string{"v2\n"}, r.contents())
+
+				// The new session works.
+				n2 := fs.last()
+				write(t, path, "v3\n")
+				n2.send(path, fsnotify.Write)
+				time.Sleep(DefaultQuietWindow)
+				synctest.Wait()
+				assert.Equal(t, []string{"v2\n", "v3\n"}, r.contents())
+			})
+		})
+	}
+}
+
+func TestFailingConstructorBacksOffExponentiallyAndReportsOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		write(t, path, "v1\n")
+		fs := &fakes{}
+		fs.newErrs = []error{syscall.EMFILE, syscall.EMFILE, syscall.EMFILE, syscall.EMFILE, syscall.EMFILE, syscall.EMFILE}
+		_, r := watched(t, path, withNotifier(fs.new), WithBackoff(testBackoffMin, testBackoffMax), WithRecheckInterval(0))
+
+		write(t, path, "v2\n")
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		require.Equal(t, 7, fs.calls(), "six failures, then armed")
+
+		// Equal jitter: each delay is in [d/2, d] for d = 100ms, 200ms, ...
+		// capped at 1.6s.
+		d := testBackoffMin
+		for i, gap := range fs.gaps() {
+			assert.GreaterOrEqual(t, gap, d/2, "gap %d", i)
+			assert.LessOrEqual(t, gap, d, "gap %d", i)
+			d = min(2*d, testBackoffMax)
+		}
+		errs := r.errs()
+		require.Len(t, errs, 1, "one ongoing problem, one report: %s", r)
+		assert.ErrorIs(t, errs[0], ErrWatchInterrupted)
+		assert.ErrorIs(t, errs[0], syscall.EMFILE)
+		// Each failed attempt still re-read the file.
+		assert.Equal(t, []string{"v2\n"}, r.contents())
+	})
+}
+
+func TestFailingAddIsReportedOnceAndRetried(t *testing.T) {
+	for _, errno := range []syscall.Errno{syscall.ENOSPC, syscall.EMFILE, syscall.ENOENT} {
+		t.Run(errno.Error(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				path := filepath.Join(t.TempDir(), "config.yaml")
+				write(t, path, "v1\n")
+				fs := &fakes{}
+				fs.addErr = func(string) error { return errno }
+				_, r := watched(t, path, withNotifier(fs.new), WithBackoff(testBackoffMin, testBackoffMax), WithRecheckInterval(0))
+
+				time.Sleep(time.Second)
+				synctest.Wait()
+				require.Greater(t, fs.calls(), 3)
+				require.Len(t, r.errs(), 1)
+				assert.ErrorIs(t, r.errs()[0], errno)
+
+				fs.set(func(fs *fakes) { fs.addErr = nil })
+				write(t, path, "v2\n")
+				time.Sleep(testBackoffMax)
+				synctest.Wait()
+				assert.Equal(t, []string{"v2\n"}, r.contents())
+				assert.Equal(t, []string{filepath.Dir(path)}, fs.last().watched())
+			})
+		})
+	}
+}
+
+func TestBackoffStartsAgainAfterAHealthyRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		write(t, path, "v1\n")
+		_, r, fs := watchedFake(t, path)
+
+		// overflow breaks the session and returns how long it took to
+		// re-arm it.
+		overflow := func() time.Duration {
+			start := time.Now()
+			fs.last().fail(fsnotify.ErrEventOverflow)
+			time.Sleep(testBackoffMax + time.Nanosecond)
+			synctest.Wait()
+			return fs.lastMadeAt().Sub(start)
+		}
+		inStep := func(d, step time.Duration) {
+			t.Helper()
+			assert.GreaterOrEqual(t, d, step/2)
+			assert.LessOrEqual(t, d, step)
+		}
+		inStep(overflow(), testBackoffMin)   // the first failure
+		inStep(overflow(), 2*testBackoffMin) // failing again soon after
+		inStep(overflow(), 4*testBackoffMin)
+		time.Sleep(testBackoffMax) // a healthy run
+		inStep(overflow(), testBackoffMin)
+		assert.Len(t, r.errs(), 4, "each overflow after a re-arm is a new problem")
+	})
+}
+
+func TestCloseErrorsDoNotStopTheWatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		write(t, path, "v1\n")
+		_, r, fs := watchedFake(t, path)
+		fs.set(func(fs *fakes) { fs.closeErr = errors.New("close failed") })
+
+		write(t, path, "v2\n")
+		fs.last().fail(syscall.EIO)
+		time.Sleep(testBackoffMin)
+		synctest.Wait()
+		assert.Equal(t, []string{"v2\n"}, r.contents())
+		write(t, path, "v3\n")
+		fs.last().send(path, fsnotify.Create)
+		synctest.Wait()
+		assert.Equal(t, []string{"v2\n", "v3\n"}, r.contents())
+	})
+}
+
+func TestUnwatchDuringBackoffReturnsAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		write(t, path, "v1\n")
+		fs := &fakes{newErrs: []error{syscall.EMFILE}}
+		f := Provider(path, withNotifier(fs.new), WithBackoff(time.Hour, time.Hour), WithLogger(testLogger(t)))
+		require.NoError(t, f.Watch(func(any, error) {}))
+		synctest.Wait()
+		start := time.Now()
+		require.NoError(t, f.Unwatch())
+		assert.Zero(t, time.Since(start))
+		assert.Equal(t, 1, fs.calls())
+	})
+}
+
+func TestBackoffSteps(t *testing.T) {
+	top := func(n int64) int64 { return n - 1 }
+	b := backoff{min: 25 * time.Millisecond, max: 3 * time.Second, rand: top}
+	var got []time.Duration
+	for range 10 {
+		got = append(got, b.next())
+	}
+	ms := time.Millisecond
+	assert.Equal(t, []time.Duration{25 * ms, 50 * ms, 100 * ms, 200 * ms, 400 * ms, 800 * ms, 1600 * ms,
+		3000 * ms, 3000 * ms, 3000 * ms}, got)
+
+	b.reset()
+	b.rand = func(int64) int64 { return 0 }
+	assert.Equal(t, 12500*time.Microsecond, b.next(), "half the step at least")
+}
+
+func TestGoroutineIDsAreDistinct(t *testing.T) {
+	me := goid()
+	require.NotZero(t, me)
+	assert.Equal(t, me, goid())
+	other := make(chan uint64)
+	go func() { other <- goid() }()
+	assert.NotEqual(t, me, <-other)
+}

@@ -1,0 +1,206 @@
+package file
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// These tests drive one session through a scripted notifier in a synctest
+// bubble, so the quiet window and the re-check are timed exactly.
+
+const testQuiet = 100 * time.Millisecond
+
+// advance lets virtual time pass and waits for the watch to settle.
+func advance(d time.Duration) {
+	time.Sleep(d)
+	synctest.Wait()
+}
+
+func TestInPlaceWritesAreReadAfterAQuietWindow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		write(t, path, "v1\n")
+		_, r, fs := watchedFake(t, path, WithQuietWindow(testQuiet))
+		n := fs.last()
+
+		write(t, path, "") // truncate
+		n.send(path, fsnotify.Write)
+		advance(testQuiet / 2)
+		write(t, path, "half")
+		n.send(path, fsnotify.Write)
+		advance(testQuiet - time.Nanosecond)
+		assert.Empty(t, r.calls(), "writes are still under way")
+
+		write(t, path, "half and the rest\n")
+		n.send(path, fsnotify.Write)
+		advance(testQuiet - time.Nanosecond)
+		assert.Empty(t, r.calls())
+		advance(time.Nanosecond)
+		assert.Equal(t, []string{"half and the rest\n"}, r.contents())
+	})
+}
+
+func TestAFileWrittenWithoutPauseIsStillRead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		write(t, path, "v1\n")
+		_, r, fs := watchedFake(t, path, WithQuietWindow(testQuiet))
+		n := fs.last()
+
+		start := time.Now()
+		for i := 0; time.Since(start) < maxWaitFactor*testQuiet; i++ {
+			write(t, path, "line "+time.Since(start).String()+"\n")
+			n.send(path, fsnotify.Write)
+			advance(testQuiet / 4)
+			if time.Since(start) < maxWaitFactor*testQuiet {
+				require.Empty(t, r.calls(), "read before the cap, at %v", time.Since(start))
+			}
+		}
+		require.Len(t, r.contents(), 1, "read once the cap of %d windows was reached", maxWaitFactor)
+	})
+}
+
+func TestAtomicUpdatesAreReadAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		write(t, path, "v1\n")
+		_, r, fs := watchedFake(t, path, WithQuietWindow(time.Hour))
+		start := time.Now()
+
+		replace(t, path, "v2\n")
+		fs.last().send(path, fsnotify.Create)
+		synctest.Wait()
+		assert.Equal(t, []string{"v2\n"}, r.contents())
+		assert.Zero(t, time.Since(start), "no time passed")
+	})
+}
+
+func TestAnEmptyFileWaitsForTheQuietWindow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		write(t, path, "v1\n")
+		_, r, fs := watchedFake(t, path, WithQuietWindow(testQuiet))
+
+		// Created empty, as `cp` or `>` do before they write: no read yet.
+		replace(t, path, "")
+		fs.last().send(path, fsnotify.Create)
+		synctest.Wait()
+		assert.Empty(t, r.calls())
+		// Still empty after the window: that is the file's content.
+		advance(testQuiet)
+		assert.Equal(t, []string{""}, r.contents())
+	})
+}
+
+func TestOnlyEventsOnThePathsChainCauseAReRead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "config.yaml")
+		write(t, path, "v1\n")
+		_, r, fs := watchedFake(t, path)
+		n := fs.last()
+
+		// Change the content behind the watch's back, so only a read finds it.
+		sneak(t, path, "v2\n")
+		n.send(filepath.Join(dir, "other.yaml"), fsnotify.Create)
+		n.send(filepath.Join(dir, "config.yaml.swp"), fsnotify.Write)
+		synctest.Wait()
+		assert.Empty(t, r.calls(), "events on other files read nothing")
+
+		n.send(path, fsnotify.Chmod)
+		synctest.Wait()
+		assert.Equal(t, []string{"v2\n"}, r.contents())
+	})
+}
+
+// sneak rewrites path in place with data of the same length and puts its
+// modification time back, so that its stat does not change.
+func sneak(t *testing.T, path, data string) {
+	t.Helper()
+	info, err := os.Stat(path)
+	require.NoError(t, err)
+	require.Equal(t, int64(len(data)), info.Size())
+	write(t, path, data)
+	require.NoError(t, os.Chtimes(path, info.ModTime(), info.ModTime()))
+}
+
+func TestTheRecheckFindsChangesNoEventReported(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		write(t, path, "v1\n")
+		_, r, _ := watchedFake(t, path, WithRecheckInterval(time.Second), WithQuietWindow(testQuiet))
+
+		replace(t, path, "v2\n") // as on NFS: no event
+		advance(time.Second)
+		assert.Empty(t, r.calls(), "a change seen by the re-check waits a quiet window")
+		advance(testQuiet)
+		assert.Equal(t, []string{"v2\n"}, r.contents())
+
+		require.NoError(t, os.Remove(path))
+		advance(time.Second)
+		require.Len(t, r.errs(), 1)
+		write(t, path, "v3\n")
+		advance(time.Second + testQuiet)
+		assert.Equal(t, []string{"v2\n", "v3\n"}, r.contents())
+	})
+}
+
+func TestTheRecheckReadsOnlyWhenTheStatChanged(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		write(t, path, "v1\n")
+		_, r, _ := watchedFake(t, path, WithRecheckInterval(time.Second), WithQuietWindow(testQuiet))
+
+		sneak(t, path, "v2\n") // same inode, size and mtime
+		advance(10 * time.Second)
+		assert.Empty(t, r.calls(), "an unchanged stat is not read")
+
+		later := time.Now().Add(time.Hour)
+		require.NoError(t, os.Chtimes(path, later, later))
+		advance(time.Second + testQuiet)
+		assert.Equal(t, []string{"v2\n"}, r.contents())
+	})
+}
+
+func TestTheRecheckCanBeTurnedOff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		write(t, path, "v1\n")
+		_, r, _ := watchedFake(t, path, WithRecheckInterval(0))
+		replace(t, path, "v2\n")
+		advance(24 * time.Hour)
+		assert.Empty(t, r.calls())
+	})
+}
+
+// The watch moves with the symlink chain: a retargeted link gets its new
+// directory watched and its old one dropped.
+func TestWatchesFollowTheChain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		root := t.TempDir()
+		for _, d := range []string{"etc", "a", "b"} {
+			require.NoError(t, os.Mkdir(filepath.Join(root, d), 0o755))
+		}
+		write(t, filepath.Join(root, "a", "real"), "a\n")
+		write(t, filepath.Join(root, "b", "real"), "b\n")
+		link := filepath.Join(root, "etc", "config")
+		require.NoError(t, os.Symlink("../a/real", link))
+		_, r, fs := watchedFake(t, link)
+		n := fs.last()
+		assert.ElementsMatch(t, []string{filepath.Join(root, "etc"), filepath.Join(root, "a")}, n.watched())
+
+		require.NoError(t, os.Remove(link))
+		require.NoError(t, os.Symlink("../b/real", link))
+		n.send(link, fsnotify.Create)
+		synctest.Wait()
+		assert.Equal(t, []string{"b\n"}, r.contents())
+		assert.ElementsMatch(t, []string{filepath.Join(root, "etc"), filepath.Join(root, "b")}, n.watched())
+	})
+}
