@@ -3,7 +3,6 @@ package file
 import (
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,113 +10,41 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/keepwatch/file/internal/kubevol"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// volume is a ConfigMap, Secret or projected volume as kubelet lays it out:
-//
-//	<dir>/..2026_11_22_10_00_00.123456789/<key>   the payload
-//	<dir>/..data -> ..2026_11_22_10_00_00.123456789
-//	<dir>/<key> -> ..data/<key>
+// volume is a kubelet-style volume (see internal/kubevol) that fails the
+// test on any error.
 type volume struct {
-	t   testing.TB
-	dir string
+	t testing.TB
+	v *kubevol.Volume
 }
-
-const dataDir = "..data"
 
 func newVolume(t testing.TB, dir string, payload map[string]string) *volume {
 	t.Helper()
-	require.NoError(t, os.MkdirAll(dir, 0o755))
-	v := &volume{t: t, dir: dir}
-	require.True(t, v.update(payload))
-	return v
-}
-
-func (v *volume) path(key string) string { return filepath.Join(v.dir, key) }
-
-// update writes payload the way kubelet's AtomicWriter does, and reports
-// whether it wrote anything:
-//  1. if the payload equals what is on disk, write nothing (no events);
-//  2. write every file into a new ..<UTC timestamp>.<random> directory;
-//  3. point a ..data_tmp symlink at it and rename it over ..data;
-//  4. link <key> -> ..data/<key> for new keys, remove the links of dropped ones;
-//  5. remove the old timestamped directory.
-func (v *volume) update(payload map[string]string) bool {
-	t := v.t
-	t.Helper()
-	old, oldTs := v.current()
-	if oldTs != "" && maps.Equal(old, payload) {
-		return false
-	}
-	ts := v.writePayload(payload)
-	tmp := filepath.Join(v.dir, "..data_tmp")
-	require.NoError(t, os.Symlink(filepath.Base(ts), tmp))
-	require.NoError(t, os.Rename(tmp, filepath.Join(v.dir, dataDir)))
-	v.relink(old, payload)
-	if oldTs != "" {
-		require.NoError(t, os.RemoveAll(filepath.Join(v.dir, oldTs)))
-	}
-	return true
-}
-
-// swapRemoveCreate updates the way the seed report saw it: ..data is
-// removed, and only after a pause created again, pointing at the new payload.
-func (v *volume) swapRemoveCreate(payload map[string]string, pause time.Duration) {
-	t := v.t
-	t.Helper()
-	old, oldTs := v.current()
-	ts := v.writePayload(payload)
-	require.NoError(t, os.Remove(filepath.Join(v.dir, dataDir)))
-	time.Sleep(pause)
-	require.NoError(t, os.Symlink(filepath.Base(ts), filepath.Join(v.dir, dataDir)))
-	v.relink(old, payload)
-	require.NoError(t, os.RemoveAll(filepath.Join(v.dir, oldTs)))
-}
-
-// current returns the payload on disk and the name of its directory.
-func (v *volume) current() (map[string]string, string) {
-	ts, err := os.Readlink(filepath.Join(v.dir, dataDir))
-	if err != nil {
-		return nil, ""
-	}
-	entries, err := os.ReadDir(filepath.Join(v.dir, ts))
-	require.NoError(v.t, err)
-	payload := make(map[string]string)
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(v.dir, ts, e.Name()))
-		require.NoError(v.t, err)
-		payload[e.Name()] = string(b)
-	}
-	return payload, ts
-}
-
-func (v *volume) writePayload(payload map[string]string) string {
-	t := v.t
-	ts, err := os.MkdirTemp(v.dir, time.Now().UTC().Format("..2006_01_02_15_04_05."))
+	v, err := kubevol.New(dir, payload)
 	require.NoError(t, err)
-	require.NoError(t, os.Chmod(ts, 0o755))
-	for key, data := range payload {
-		p := filepath.Join(ts, key)
-		require.NoError(t, os.WriteFile(p, []byte(data), 0o644))
-		require.NoError(t, os.Chmod(p, 0o644))
-	}
-	return ts
+	return &volume{t: t, v: v}
 }
 
-func (v *volume) relink(old, payload map[string]string) {
-	t := v.t
-	for key := range payload {
-		if _, err := os.Lstat(v.path(key)); err != nil {
-			require.NoError(t, os.Symlink(filepath.Join(dataDir, key), v.path(key)))
-		}
-	}
-	for key := range old {
-		if _, ok := payload[key]; !ok {
-			require.NoError(t, os.Remove(v.path(key)))
-		}
-	}
+func (v *volume) path(key string) string { return v.v.Path(key) }
+
+// update writes payload as kubelet's AtomicWriter does, and reports whether
+// it wrote anything: an unchanged payload writes nothing.
+func (v *volume) update(payload map[string]string) bool {
+	v.t.Helper()
+	wrote, err := v.v.Update(payload)
+	require.NoError(v.t, err)
+	return wrote
+}
+
+// swapRemoveCreate removes ..data and creates it again after pause, as the
+// seed report saw.
+func (v *volume) swapRemoveCreate(payload map[string]string, pause time.Duration) {
+	v.t.Helper()
+	require.NoError(v.t, v.v.SwapRemoveCreate(payload, pause))
 }
 
 func config(n int) map[string]string {

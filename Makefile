@@ -1,0 +1,29 @@
+# keepwatch: see `make help`.
+
+GO          ?= go
+STATICCHECK_VERSION := v0.8.2
+BIN         := $(CURDIR)/bin
+STATICCHECK := $(BIN)/staticcheck
+
+.PHONY: help test demo bench lint
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+
+test: ## vet, then run every test with the race detector
+	$(GO) vet ./...
+	$(GO) test -race -count=1 ./...
+
+demo: ## put keepwatch and koanf's stock provider through the same ConfigMap updates
+	$(GO) run ./cmd/demo
+
+bench: ## run the benchmarks
+	$(GO) test -run='^$$' -bench=. -benchmem ./...
+
+lint: $(STATICCHECK) ## go vet, gofmt and staticcheck
+	$(GO) vet ./...
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(STATICCHECK) ./...
+
+$(STATICCHECK):
+	GOBIN=$(BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)

@@ -1,0 +1,54 @@
+// Package file is a drop-in replacement for koanf's file provider
+// (github.com/knadh/koanf/providers/file) that keeps watching a config file
+// through everything Kubernetes and people do to it.
+//
+// Swap the import and nothing else:
+//
+//	import "github.com/keepwatch/file"
+//
+//	f := file.Provider("/etc/app/config.yaml")
+//	k.Load(f, yaml.Parser())
+//	f.Watch(func(event any, err error) {
+//		if err != nil {
+//			log.Printf("config watch: %v", err) // the watch goes on
+//			return
+//		}
+//		k.Load(f, yaml.Parser())
+//	})
+//
+// # What fires the callback
+//
+// The callback fires when the file's content differs from what the
+// application last got, whatever the change looked like on disk: a kubelet
+// ..data symlink swap, a rename-over save, an in-place write, an edit to a
+// symlink's target in another directory, a file or directory deleted and
+// created again. Change is judged by reading and comparing content, so a
+// touch, a chmod or an identical rewrite fire nothing, a burst of changes
+// fires for the final content, and the content on disk after things settle
+// is always the content the callback saw last.
+//
+// Atomic updates (rename, symlink swap) are read as soon as their event
+// arrives. In-place writes are read once the file has gone a quiet window
+// ([WithQuietWindow]) without a write, so the reload does not see a
+// half-written file; a writer that pauses longer than the window mid-write
+// can still be read half-done, and is then delivered again when it is done.
+//
+// # What never stops it
+//
+// Whatever would end the stock provider's watch (a missing symlink, a
+// removed file or directory, an fsnotify error or queue overflow, a closed
+// channel, a failed watch) is reported to the callback once and then
+// repaired: a missing file is waited for from the nearest existing
+// directory and delivered as soon as it is back, and a broken watch is
+// re-armed after a short, capped, jittered backoff, with a full re-read so
+// that an update made while it was down is not lost. A periodic re-check
+// ([WithRecheckInterval]) is the safety net for missed events and for
+// filesystems that deliver none. Only [File.Unwatch] or the context given
+// to [File.WatchWithContext] ends a watch.
+//
+// # Kubernetes
+//
+// Mount the ConfigMap or Secret as a directory and read the key's path
+// inside it. Never mount a single key with subPath: kubelet never updates a
+// subPath mount in a running pod, so no watcher can ever see a change.
+package file
