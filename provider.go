@@ -146,9 +146,11 @@ func (f *File) Watch(cb func(event any, err error)) error {
 // cb(nil, err) reports a problem while the watch goes on: the file is
 // missing or unreadable ([fs.ErrNotExist], [ErrNotRegularFile],
 // [ErrFileTooLarge], ...), or the watch broke and is being re-armed
-// ([ErrWatchInterrupted]). The same ongoing problem is reported once. A file
-// that is missing when Watch is called is reported this way, and delivered
-// as soon as it appears.
+// ([ErrWatchInterrupted]). The same ongoing problem is reported once. A
+// missing file is reported once it has stayed missing for a quiet window, so
+// that a remove-then-create swap reports nothing. A file that is missing
+// when Watch is called is reported this way, and delivered as soon as it
+// appears.
 //
 // Callbacks run one at a time, in order, on the watch goroutine; none starts
 // after Unwatch has returned. A slow callback delays later deliveries but

@@ -46,10 +46,8 @@ type session struct {
 	armed map[string]bool // directories the notifier watches
 	sig   fs.FileInfo     // fstat of the last successful read, nil if it failed
 
-	pending    bool        // a relevant event asks for a read
-	quiet      *time.Timer // set while a read waits for writes to stop
-	quietStart time.Time   // when that wait began
-	quietWhy   reason      // what started it
+	pending bool   // a relevant event asks for a read
+	settle  settle // the wait for the file to settle, if any
 }
 
 // openSession creates a notifier and makes it watch what the path depends on.
@@ -58,7 +56,7 @@ func openSession(f *File) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &session{f: f, n: n, armed: make(map[string]bool)}
+	s := &session{f: f, n: n, armed: make(map[string]bool), settle: settle{window: f.opts.quiet}}
 	if err := s.arm(false); err != nil {
 		s.close()
 		return nil, err
@@ -96,9 +94,8 @@ func (s *session) loop() error {
 				return errErrorsClosed
 			}
 			return err
-		case <-s.quietC():
-			s.quiet = nil
-			if err := s.refresh(s.quietWhy, true); err != nil {
+		case <-s.settle.C():
+			if err := s.refresh(s.settle.fired(), true); err != nil {
 				return err
 			}
 		case <-tick:
@@ -127,8 +124,8 @@ func (s *session) onEvent(ev fsnotify.Event) {
 		// the next arm must add it again, even if the path is back.
 		delete(s.armed, name)
 	}
-	if ev.Has(fsnotify.Write) && s.f.opts.quiet > 0 {
-		s.startQuiet(reasonWrite)
+	if ev.Has(fsnotify.Write) && s.settle.window > 0 {
+		s.settle.writing(reasonWrite)
 		return
 	}
 	s.pending = true
@@ -154,8 +151,10 @@ func (s *session) recheck() error {
 	if err := s.arm(true); err != nil {
 		return err
 	}
-	if s.f.opts.quiet > 0 && statErr == nil {
-		s.startQuiet(reasonRecheck)
+	if s.settle.window > 0 && statErr == nil {
+		// Without events, nothing says whether a writer is done: give it a
+		// window.
+		s.settle.writing(reasonRecheck)
 		return nil
 	}
 	s.read(reasonRecheck, true)
@@ -211,51 +210,31 @@ func (s *session) watchDirs(dirs []string, force bool) (added bool, err error) {
 
 // read re-reads the file and delivers what the user has not seen.
 func (s *session) read(why reason, settled bool) {
-	if s.quiet != nil && !settled {
-		return // in-place writes are under way; the quiet window's end reads
+	if s.settle.blocksReads() && !settled {
+		return // in-place writes are under way; the window's end reads
 	}
 	c, err := readFile(s.f.abs, s.f.path, s.f.opts.maxSize)
 	s.consider(why, c, err, settled)
 }
 
-// consider delivers a read. Unless settled, it defers an empty file to a
-// quiet window: an empty file is far more often one caught between truncate
-// and write than a final state, and a real empty file is still delivered
-// once it has stayed empty for the window.
+// consider delivers a read. Unless settled, a missing or empty file is
+// doubted rather than believed: either is far more often the middle of an
+// update (a remove-then-create swap, a file created before it is written)
+// than its end. It is reported or delivered only if it lasts a quiet window,
+// and any event in between reads again at once.
 func (s *session) consider(why reason, c content, err error, settled bool) {
-	if err == nil && len(c.data) == 0 && !settled && s.f.opts.quiet > 0 {
-		s.startQuiet(why)
+	doubtful := errors.Is(err, fs.ErrNotExist) || (err == nil && len(c.data) == 0)
+	if doubtful && !settled && s.settle.window > 0 {
+		s.settle.doubt(why)
 		return
 	}
+	s.settle.clearDoubt()
 	s.sig = c.info
 	s.w.deliver(why, c, err)
 }
 
-// startQuiet starts or extends the wait for in-place writes to stop. The
-// wait is capped at maxWaitFactor windows after its start, so a file that is
-// written without pause is still read.
-func (s *session) startQuiet(why reason) {
-	q := s.f.opts.quiet
-	now := time.Now()
-	if s.quiet == nil {
-		s.quietStart, s.quietWhy = now, why
-		s.quiet = time.NewTimer(q)
-		return
-	}
-	s.quiet.Reset(max(0, min(q, s.quietStart.Add(maxWaitFactor*q).Sub(now))))
-}
-
-func (s *session) quietC() <-chan time.Time {
-	if s.quiet == nil {
-		return nil
-	}
-	return s.quiet.C
-}
-
 func (s *session) close() {
-	if s.quiet != nil {
-		s.quiet.Stop()
-	}
+	s.settle.stop()
 	if err := s.n.Close(); err != nil {
 		s.f.opts.log().Debug("keepwatch: closing notifier", slog.String("path", s.f.path), slog.Any("error", err))
 	}
@@ -285,6 +264,11 @@ func (w *watch) deliver(why reason, c content, err error) {
 	f.seen = seenMark{state: seenContent, sum: c.sum}
 	f.delivering = c.data
 	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		f.delivering = nil
+		f.mu.Unlock()
+	}()
 
 	op := fsnotify.Write
 	if back || prev == seenFailed {
@@ -293,10 +277,6 @@ func (w *watch) deliver(why reason, c content, err error) {
 	log.Info("keepwatch: update delivered", slog.String("path", f.path), slog.String("reason", string(why)),
 		slog.Int("size", len(c.data)), slog.String("sha256", shortSum(c.sum)))
 	w.cb(fsnotify.Event{Name: f.path, Op: op}, nil)
-
-	f.mu.Lock()
-	f.delivering = nil
-	f.mu.Unlock()
 }
 
 // reportFile reports a problem with the file (missing, not regular, too
@@ -318,3 +298,72 @@ func sameStat(a, b fs.FileInfo) bool {
 }
 
 func shortSum(sum [32]byte) string { return hex.EncodeToString(sum[:6]) }
+
+// settle is a session's wait for the file to settle before it is read or
+// believed. It is one of two kinds:
+//
+//   - writing: in-place writes are under way. Nothing is read until a window
+//     passes without a write, or maxWaitFactor windows after the first one,
+//     so that a file written without pause is still read.
+//   - doubt: a read found the file missing or empty. That is reported or
+//     delivered when the window ends, unless an event first shows it was the
+//     middle of an update.
+type settle struct {
+	window time.Duration // the quiet window; zero turns settling off
+	timer  *time.Timer   // nil when not waiting
+	start  time.Time     // when the wait began
+	why    reason        // what started it
+	writes bool          // the kind: writing, or doubt
+}
+
+// writing starts or extends a wait for writes to stop; a doubt becomes one.
+func (q *settle) writing(why reason) {
+	now := time.Now()
+	if q.timer == nil || !q.writes {
+		q.stop()
+		q.start, q.why, q.writes = now, why, true
+		q.timer = time.NewTimer(q.window)
+		return
+	}
+	q.timer.Reset(max(0, min(q.window, q.start.Add(maxWaitFactor*q.window).Sub(now))))
+}
+
+// doubt starts a doubt, unless a wait is running: its end reads anyway, and
+// events during it must not postpone a real problem's report.
+func (q *settle) doubt(why reason) {
+	if q.timer != nil {
+		return
+	}
+	q.start, q.why, q.writes = time.Now(), why, false
+	q.timer = time.NewTimer(q.window)
+}
+
+// clearDoubt ends a doubt that a read has just dispelled.
+func (q *settle) clearDoubt() {
+	if !q.writes {
+		q.stop()
+	}
+}
+
+func (q *settle) blocksReads() bool { return q.timer != nil && q.writes }
+
+// C fires when the wait is over; then call fired.
+func (q *settle) C() <-chan time.Time {
+	if q.timer == nil {
+		return nil
+	}
+	return q.timer.C
+}
+
+// fired ends the wait and returns what started it.
+func (q *settle) fired() reason {
+	q.timer = nil
+	return q.why
+}
+
+func (q *settle) stop() {
+	if q.timer != nil {
+		q.timer.Stop()
+		q.timer = nil
+	}
+}

@@ -204,3 +204,51 @@ func TestWatchesFollowTheChain(t *testing.T) {
 		assert.ElementsMatch(t, []string{filepath.Join(root, "etc"), filepath.Join(root, "b")}, n.watched())
 	})
 }
+
+// A file missing for less than a quiet window, as in a remove-then-create
+// swap of ..data, is the middle of an update: nothing is reported, and the
+// new content is delivered as soon as it is there.
+func TestABriefGapIsNotReported(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		v := newVolume(t, filepath.Join(t.TempDir(), "config"), config(0))
+		path := v.path("config.yaml")
+		_, r, fs := watchedFake(t, path, WithQuietWindow(testQuiet))
+		n := fs.last()
+		data := filepath.Join(filepath.Dir(path), "..data")
+
+		target, err := os.Readlink(data)
+		require.NoError(t, err)
+		require.NoError(t, os.Remove(data))
+		n.send(data, fsnotify.Remove)
+		advance(testQuiet - time.Nanosecond)
+		assert.Empty(t, r.calls(), "a gap shorter than the window is not reported")
+
+		require.NoError(t, os.WriteFile(filepath.Join(filepath.Dir(path), target, "config.yaml"), []byte("new\n"), 0o644))
+		require.NoError(t, os.Symlink(target, data))
+		n.send(data, fsnotify.Create)
+		synctest.Wait()
+		assert.Equal(t, []string{"new\n"}, r.contents(), "delivered without waiting for the window")
+		advance(time.Hour)
+		assert.Empty(t, r.errs())
+	})
+}
+
+func TestAMissingFileIsReportedOnceItHasStayedMissingForAWindow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		write(t, path, "v1\n")
+		_, r, fs := watchedFake(t, path, WithQuietWindow(testQuiet))
+		n := fs.last()
+
+		require.NoError(t, os.Remove(path))
+		n.send(path, fsnotify.Remove)
+		advance(testQuiet / 2)
+		n.send(path+".swp", fsnotify.Create) // unrelated events do not postpone it
+		n.send(path, fsnotify.Chmod)         // nor do related ones
+		advance(testQuiet/2 - time.Nanosecond)
+		assert.Empty(t, r.calls())
+		advance(time.Nanosecond)
+		require.Len(t, r.errs(), 1)
+		assert.ErrorIs(t, r.errs()[0], os.ErrNotExist)
+	})
+}
