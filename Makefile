@@ -1,11 +1,15 @@
 # keepwatch: see `make help`.
 
+SHELL       := /bin/bash
+.SHELLFLAGS := -o pipefail -c
 GO          ?= go
 STATICCHECK_VERSION := v0.8.2
 BIN         := $(CURDIR)/bin
 STATICCHECK := $(BIN)/staticcheck
 
-.PHONY: help test demo bench lint
+SOAK        ?= 10m
+
+.PHONY: help test demo bench lint soak
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -16,6 +20,10 @@ test: ## vet, then run every test with the race detector
 
 demo: ## put keepwatch and koanf's stock provider through the same ConfigMap updates
 	$(GO) run ./cmd/demo
+
+soak: ## random convergence sequences for $(SOAK) (make soak SOAK=1h)
+	$(GO) test -v -count=1 -timeout 0 -run '^TestConvergence$$' . -args -convergence.soak=$(SOAK) -convergence.parallel=8 \
+		| grep -E '^(soak:|---|FAIL|ok|PASS)|convergence: [0-9]+ sequences|seed [0-9]+:' | grep -v -- '--- PASS: TestConvergence/'
 
 bench: ## run the benchmarks
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
