@@ -7,9 +7,10 @@ import "github.com/fsnotify/fsnotify"
 // a constructor or Add that fails, an error or overflow on Errors, a channel
 // that closes.
 //
-// Events and Errors must both be drained by the user until Close. An error
-// on Errors means events may have been lost; the session ends and is
-// re-armed with a full re-read.
+// Events and Errors must both be drained by the user until Close. An event
+// with an empty Name (lostEvent) means events were dropped: re-resolve and
+// re-read everything. An error on Errors means the notifier broke; the
+// session ends and is re-armed with a full re-read.
 type notifier interface {
 	Add(dir string) error
 	Remove(dir string) error

@@ -49,7 +49,7 @@ func newOptions(opts []Option) options {
 		backoffMin:  DefaultBackoffMin,
 		backoffMax:  DefaultBackoffMax,
 		maxSize:     DefaultMaxSize,
-		newNotifier: newFsnotify,
+		newNotifier: processHub.subscribe,
 	}
 	for _, opt := range opts {
 		opt(&o)

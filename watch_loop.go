@@ -47,6 +47,7 @@ type session struct {
 	sig   fs.FileInfo     // fstat of the last successful read, nil if it failed
 
 	pending bool   // a relevant event asks for a read
+	rescan  bool   // events were lost: re-add every watch too
 	settle  settle // the wait for the file to settle, if any
 }
 
@@ -115,6 +116,10 @@ func (s *session) loop() error {
 // onEvent decides what an event asks for. Events are only hints: which
 // directory entry changed says whether to look again, never what changed.
 func (s *session) onEvent(ev fsnotify.Event) {
+	if ev.Name == lostEvent.Name {
+		s.rescan, s.pending = true, true
+		return
+	}
 	name := filepath.Clean(ev.Name)
 	if !s.chain.relevant(name) {
 		return
@@ -132,8 +137,12 @@ func (s *session) onEvent(ev fsnotify.Event) {
 }
 
 // refresh re-resolves the path, moves the watches to match, and re-reads.
+// After lost events it also re-adds every watch, in case one was dropped
+// unseen.
 func (s *session) refresh(why reason, settled bool) error {
-	if err := s.arm(false); err != nil {
+	force := s.rescan
+	s.rescan = false
+	if err := s.arm(force); err != nil {
 		return err
 	}
 	s.read(why, settled)

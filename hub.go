@@ -1,0 +1,274 @@
+package file
+
+import (
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// subBuffer is how many events a subscription holds for its session. Its
+// last slot is kept for lostEvent, so dispatch never blocks: a session busy
+// in a slow callback loses events, not the hub's time, and rescans.
+const subBuffer = 16
+
+// lostEvent tells a session that events for it were dropped, so it must
+// re-resolve and re-read rather than trust the events it has.
+var lostEvent = fsnotify.Event{}
+
+// processHub is the hub every provider shares unless a test injects
+// another notifier.
+var processHub = newHub(newFsnotify)
+
+// hub shares one fsnotify watcher, so one inotify instance, among every
+// watch in the process. Linux allows 128 instances per user across all of
+// that user's processes; one per provider would run out.
+//
+// The watcher is created when the first subscription arrives and closed when
+// the last one leaves. Directory watches are counted, so a directory that
+// several providers need is watched once. The hub's reader dispatches each
+// event only to the subscriptions watching that event's directory. A fault
+// of the shared watcher (an error, an overflow, a closed channel) goes to
+// every subscription, whose sessions then re-arm, each with a full re-read;
+// the first of them to come back makes the hub's next watcher, once.
+type hub struct {
+	newWatcher func() (notifier, error)
+
+	mu    sync.Mutex
+	cur   *generation                       // nil until needed, and after a fault
+	dying []*generation                     // failed generations whose reader may still run
+	dirs  map[string]map[*subscription]bool // directory → subscriptions watching it
+	subs  map[*subscription]bool            // subscriptions of cur
+}
+
+// generation is one fsnotify watcher of the hub and its reader goroutine.
+type generation struct {
+	w    notifier
+	done chan struct{} // closed when the reader has exited
+}
+
+func newHub(newWatcher func() (notifier, error)) *hub {
+	return &hub{newWatcher: newWatcher}
+}
+
+// subscribe returns a notifier that shares the hub's watcher. It is the
+// notifier providers use by default.
+func (h *hub) subscribe() (notifier, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.cur == nil {
+		w, err := h.newWatcher()
+		if err != nil {
+			return nil, err
+		}
+		h.cur = &generation{w: w, done: make(chan struct{})}
+		h.dirs = make(map[string]map[*subscription]bool)
+		h.subs = make(map[*subscription]bool)
+		go h.read(h.cur)
+	}
+	s := &subscription{
+		h:      h,
+		g:      h.cur,
+		events: make(chan fsnotify.Event, subBuffer),
+		errors: make(chan error, 1),
+		dirs:   make(map[string]bool),
+	}
+	h.subs[s] = true
+	return s, nil
+}
+
+// read dispatches one generation's events until its watcher fails or is
+// closed.
+func (h *hub) read(g *generation) {
+	defer close(g.done)
+	for {
+		select {
+		case ev, ok := <-g.w.Events():
+			if !ok {
+				h.fail(g, errEventsClosed)
+				return
+			}
+			h.dispatch(g, ev)
+		case err, ok := <-g.w.Errors():
+			if !ok {
+				err = errErrorsClosed
+			}
+			h.fail(g, err)
+			return
+		}
+	}
+}
+
+// dispatch hands an event to the subscriptions watching the directory it
+// happened in, and to those watching the directory it names, for events on
+// a watched directory itself.
+func (h *hub) dispatch(g *generation, ev fsnotify.Event) {
+	name := filepath.Clean(ev.Name)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.cur != g {
+		return
+	}
+	for s := range h.dirs[filepath.Dir(name)] {
+		s.deliver(ev)
+	}
+	for s := range h.dirs[name] {
+		s.deliver(ev)
+	}
+}
+
+// fail ends a generation whose watcher broke: every subscription gets the
+// error and is cut loose, and the next subscription makes a new watcher.
+// A generation that was closed on purpose is not current any more, and
+// ends quietly.
+func (h *hub) fail(g *generation, err error) {
+	h.mu.Lock()
+	if h.cur != g {
+		h.mu.Unlock()
+		return
+	}
+	for s := range h.subs {
+		s.broken = true
+		select {
+		case s.errors <- err:
+		default: // it has an error to read already
+		}
+	}
+	h.cur, h.dirs, h.subs = nil, nil, nil
+	h.dying = append(slices.DeleteFunc(h.dying, exited), g)
+	h.mu.Unlock()
+	// The reader is this goroutine; fsnotify's Close waits only for its own.
+	_ = g.w.Close()
+}
+
+func exited(g *generation) bool {
+	select {
+	case <-g.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// leave removes a subscription. When it was the last one, the watcher is
+// closed, and leave waits for every reader goroutine to exit, so that no
+// goroutine outlives the last watch.
+func (h *hub) leave(s *subscription) {
+	h.mu.Lock()
+	if s.broken || h.cur != s.g {
+		h.mu.Unlock()
+		return
+	}
+	for dir := range s.dirs {
+		h.unref(s, dir)
+	}
+	delete(h.subs, s)
+	if len(h.subs) > 0 {
+		h.mu.Unlock()
+		return
+	}
+	last, dying := h.cur, h.dying
+	h.cur, h.dirs, h.subs, h.dying = nil, nil, nil, nil
+	h.mu.Unlock()
+
+	_ = last.w.Close()
+	<-last.done
+	for _, g := range dying {
+		<-g.done
+	}
+}
+
+// unref drops s's reference to dir, and the watch when it was the last.
+// Called with h.mu held.
+func (h *hub) unref(s *subscription, dir string) {
+	subs := h.dirs[dir]
+	delete(subs, s)
+	if len(subs) == 0 {
+		delete(h.dirs, dir)
+		// An error only says the kernel already dropped the watch.
+		_ = h.cur.w.Remove(dir)
+	}
+}
+
+// subscription is one session's share of the hub: a notifier.
+type subscription struct {
+	h      *hub
+	g      *generation // the generation it belongs to
+	events chan fsnotify.Event
+	errors chan error
+
+	// Guarded by h.mu.
+	dirs   map[string]bool
+	lost   bool // lostEvent is queued and events since were dropped
+	broken bool // its generation failed; it only waits to be closed
+	closed bool
+}
+
+// Add watches dir. It adds the watch to the kernel even if another
+// subscription has it: a directory deleted and created again needs a new
+// watch, and re-adding a live one costs one cheap system call.
+func (s *subscription) Add(dir string) error {
+	h := s.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s.closed || s.broken || h.cur != s.g {
+		return fsnotify.ErrClosed
+	}
+	if err := s.g.w.Add(dir); err != nil {
+		return err
+	}
+	if !s.dirs[dir] {
+		s.dirs[dir] = true
+		if h.dirs[dir] == nil {
+			h.dirs[dir] = make(map[*subscription]bool)
+		}
+		h.dirs[dir][s] = true
+	}
+	return nil
+}
+
+// Remove stops watching dir, for this subscription.
+func (s *subscription) Remove(dir string) error {
+	h := s.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s.closed || s.broken || h.cur != s.g || !s.dirs[dir] {
+		return nil
+	}
+	delete(s.dirs, dir)
+	h.unref(s, dir)
+	return nil
+}
+
+func (s *subscription) Events() <-chan fsnotify.Event { return s.events }
+func (s *subscription) Errors() <-chan error          { return s.errors }
+
+// Close leaves the hub. It is idempotent.
+func (s *subscription) Close() error {
+	s.h.mu.Lock()
+	if s.closed {
+		s.h.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.h.mu.Unlock()
+	s.h.leave(s)
+	return nil
+}
+
+// deliver queues an event without blocking. Called with h.mu held.
+func (s *subscription) deliver(ev fsnotify.Event) {
+	if s.closed {
+		return
+	}
+	if len(s.events) < cap(s.events)-1 {
+		s.events <- ev
+		s.lost = false
+		return
+	}
+	if !s.lost {
+		s.lost = true
+		s.events <- lostEvent // fits: the last slot is kept for it
+	}
+}
