@@ -45,6 +45,7 @@ type hub struct {
 // generation is one fsnotify watcher of the hub and its reader goroutine.
 type generation struct {
 	w    notifier
+	stop chan struct{} // closed to end the reader
 	done chan struct{} // closed when the reader has exited
 }
 
@@ -62,7 +63,7 @@ func (h *hub) subscribe() (notifier, error) {
 		if err != nil {
 			return nil, err
 		}
-		h.cur = &generation{w: w, done: make(chan struct{})}
+		h.cur = &generation{w: w, stop: make(chan struct{}), done: make(chan struct{})}
 		h.dirs = make(map[string]map[*subscription]bool)
 		h.subs = make(map[*subscription]bool)
 		go h.read(h.cur)
@@ -84,6 +85,8 @@ func (h *hub) read(g *generation) {
 	defer close(g.done)
 	for {
 		select {
+		case <-g.stop:
+			return
 		case ev, ok := <-g.w.Events():
 			if !ok {
 				h.fail(g, errEventsClosed)
@@ -172,6 +175,7 @@ func (h *hub) leave(s *subscription) {
 	h.cur, h.dirs, h.subs, h.dying = nil, nil, nil, nil
 	h.mu.Unlock()
 
+	close(last.stop)
 	_ = last.w.Close()
 	<-last.done
 	for _, g := range dying {

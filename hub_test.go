@@ -1,0 +1,273 @@
+package file
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Tests that use a test hub run in a synctest bubble, and never touch the
+// process hub: a hub's goroutines belong to the bubble they start in.
+
+func TestTenThousandProvidersShareOneInotifyInstance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	before := countInotify(t)
+	root := t.TempDir()
+	const dirs, perDir = 100, 100 // 10,000 files, 100 to a directory
+	quiet := slog.New(slog.DiscardHandler)
+	var files []*File
+	var recs []*recorder
+	var paths []string
+	for d := range dirs {
+		dir := filepath.Join(root, fmt.Sprintf("d%03d", d))
+		require.NoError(t, os.Mkdir(dir, 0o755))
+		for i := range perDir {
+			paths = append(paths, filepath.Join(dir, fmt.Sprintf("f%03d.yaml", i)))
+			write(t, paths[len(paths)-1], "v1\n")
+		}
+	}
+	for _, path := range paths {
+		f := Provider(path, WithLogger(quiet))
+		_, err := f.ReadBytes()
+		require.NoError(t, err)
+		r := newRecorder(f)
+		require.NoError(t, f.Watch(r.cb))
+		files, recs = append(files, f), append(recs, r)
+	}
+	defer func() {
+		for _, f := range files {
+			require.NoError(t, f.Unwatch())
+		}
+		assert.Equal(t, before, countInotify(t), "the last Unwatch closes the instance")
+	}()
+	assert.Equal(t, before+1, countInotify(t), "one inotify instance for %d providers", len(files))
+
+	// They all work: change one file in every directory, and each of those
+	// is delivered, to its own provider only.
+	for d := range dirs {
+		i := d*perDir + d%perDir
+		replace(t, files[i].path, fmt.Sprintf("v2 of %d\n", i))
+	}
+	for d := range dirs {
+		i := d*perDir + d%perDir
+		recs[i].waitContent(t, fmt.Sprintf("v2 of %d\n", i))
+	}
+	for i, r := range recs {
+		if i%perDir != (i/perDir)%perDir {
+			require.Empty(t, r.calls(), "provider %d fired for another file", i)
+		}
+	}
+}
+
+// countInotify counts this process's inotify instances.
+func countInotify(t *testing.T) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd")
+	}
+	n := 0
+	for _, e := range entries {
+		if target, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && target == "anon_inode:inotify" {
+			n++
+		}
+	}
+	return n
+}
+
+func TestAHubFaultReArmsItOnceAndEveryProviderReReads(t *testing.T) {
+	for _, fault := range []struct {
+		name   string
+		inject func(n *fakeNotifier)
+	}{
+		{"overflow", func(n *fakeNotifier) { n.fail(fsnotify.ErrEventOverflow) }},
+		{"error", func(n *fakeNotifier) { n.fail(os.ErrInvalid) }},
+		{"events closed", func(n *fakeNotifier) { n.closeEvents() }},
+		{"errors closed", func(n *fakeNotifier) { n.closeErrors() }},
+	} {
+		t.Run(fault.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				raw := &fakes{}
+				h := newHub(raw.new)
+				var paths []string
+				var recs []*recorder
+				for _, d := range []string{t.TempDir(), t.TempDir()} {
+					for i := range 3 {
+						path := filepath.Join(d, fmt.Sprintf("c%d.yaml", i))
+						write(t, path, "v1\n")
+						_, r := watched(t, path, withNotifier(h.subscribe),
+							WithBackoff(testBackoffMin, testBackoffMax), WithRecheckInterval(0))
+						paths, recs = append(paths, path), append(recs, r)
+					}
+				}
+				synctest.Wait()
+				require.Equal(t, 1, raw.calls())
+				assert.Len(t, raw.last().watched(), 2)
+
+				for _, p := range paths {
+					write(t, p, "v2 of "+p+"\n") // lost with the fault
+				}
+				fault.inject(raw.last())
+				synctest.Wait()
+				for _, r := range recs {
+					require.Len(t, r.errs(), 1)
+					assert.ErrorIs(t, r.errs()[0], ErrWatchInterrupted)
+				}
+
+				advance(testBackoffMin)
+				assert.Equal(t, 2, raw.calls(), "one new watcher for all six")
+				assert.Len(t, raw.last().watched(), 2)
+				for i, r := range recs {
+					assert.Equal(t, []string{"v2 of " + paths[i] + "\n"}, r.contents())
+				}
+			})
+		})
+	}
+}
+
+func TestHubCountsDirectoryWatchesAndClosesWithTheLastSubscription(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		raw := &fakes{}
+		h := newHub(raw.new)
+		s1, err := h.subscribe()
+		require.NoError(t, err)
+		s2, err := h.subscribe()
+		require.NoError(t, err)
+		w := raw.last()
+		assert.Equal(t, 1, raw.calls())
+
+		require.NoError(t, s1.Add("/a"))
+		require.NoError(t, s2.Add("/a"))
+		require.NoError(t, s2.Add("/b"))
+		assert.ElementsMatch(t, []string{"/a", "/b"}, w.watched())
+		require.NoError(t, s1.Remove("/a"))
+		assert.ElementsMatch(t, []string{"/a", "/b"}, w.watched(), "s2 still needs /a")
+		require.NoError(t, s2.Remove("/b"))
+		assert.ElementsMatch(t, []string{"/a"}, w.watched())
+
+		require.NoError(t, s2.Close())
+		require.NoError(t, s2.Close(), "Close is idempotent")
+		assert.Empty(t, w.watched())
+		assert.False(t, w.isClosed, "s1 is still subscribed")
+		require.NoError(t, s1.Close())
+		assert.True(t, w.isClosed, "the last subscription closes the watcher")
+
+		s3, err := h.subscribe()
+		require.NoError(t, err)
+		assert.Equal(t, 2, raw.calls(), "a new watcher when needed again")
+		require.NoError(t, s3.Close())
+	})
+}
+
+func TestHubDispatchesEventsByDirectory(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		raw := &fakes{}
+		h := newHub(raw.new)
+		a, _ := h.subscribe()
+		b, _ := h.subscribe()
+		defer a.Close()
+		defer b.Close()
+		require.NoError(t, a.Add("/vol"))
+		require.NoError(t, b.Add("/vol/..2026"))
+		w := raw.last()
+
+		queued := func(n notifier) int { return len(n.(*subscription).events) }
+		w.send("/vol/config.yaml", fsnotify.Create)
+		synctest.Wait()
+		assert.Equal(t, 1, queued(a))
+		assert.Equal(t, 0, queued(b))
+
+		// An event on a watched directory itself reaches its watchers, and
+		// those of the directory that holds it.
+		w.send("/vol/..2026", fsnotify.Remove)
+		synctest.Wait()
+		assert.Equal(t, 2, queued(a))
+		assert.Equal(t, 1, queued(b))
+
+		w.send("/elsewhere/x", fsnotify.Write)
+		synctest.Wait()
+		assert.Equal(t, 2, queued(a))
+		assert.Equal(t, 1, queued(b))
+	})
+}
+
+func TestASubscriptionThatFallsBehindGetsOneLostMarker(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		raw := &fakes{}
+		h := newHub(raw.new)
+		s, _ := h.subscribe()
+		defer s.Close()
+		require.NoError(t, s.Add("/vol"))
+		for i := range 3 * subBuffer {
+			raw.last().send(fmt.Sprintf("/vol/f%d", i), fsnotify.Write)
+		}
+		synctest.Wait()
+		events := s.(*subscription).events
+		require.Len(t, events, subBuffer, "full, and the hub never blocked")
+		for range subBuffer - 1 {
+			assert.NotEqual(t, lostEvent, <-events)
+		}
+		assert.Equal(t, lostEvent, <-events, "the last slot says events were lost")
+
+		// Once drained, events flow again.
+		raw.last().send("/vol/again", fsnotify.Write)
+		synctest.Wait()
+		assert.Equal(t, "/vol/again", (<-events).Name)
+	})
+}
+
+// A provider stuck in a slow callback holds up nobody else sharing the hub,
+// and when it is released it rescans and delivers the final content.
+func TestASlowCallbackDelaysOnlyItsOwnProvider(t *testing.T) {
+	dir := t.TempDir()
+	slowPath, fastPath := filepath.Join(dir, "slow.yaml"), filepath.Join(dir, "fast.yaml")
+	write(t, slowPath, "s0\n")
+	write(t, fastPath, "f0\n")
+
+	slow := Provider(slowPath, WithLogger(testLogger(t)))
+	_, _ = slow.ReadBytes()
+	entered, release := make(chan struct{}), make(chan struct{})
+	var got atomic.Value
+	var first atomic.Bool
+	require.NoError(t, slow.Watch(func(_ any, err error) {
+		if err != nil {
+			return
+		}
+		if first.CompareAndSwap(false, true) {
+			close(entered)
+			<-release
+		}
+		b, _ := slow.ReadBytes()
+		got.Store(string(b))
+	}))
+	defer slow.Unwatch()
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	defer unblock() // before Unwatch, which waits for the callback
+	_, fast := watched(t, fastPath)
+
+	replace(t, slowPath, "s1\n")
+	<-entered
+	for i := range 10 * subBuffer {
+		replace(t, slowPath, fmt.Sprintf("s%d\n", i+2))
+		if i%subBuffer == 0 {
+			want := fmt.Sprintf("f%d\n", i+1)
+			replace(t, fastPath, want)
+			fast.waitContent(t, want)
+		}
+	}
+	unblock()
+	want := fmt.Sprintf("s%d\n", 10*subBuffer+1)
+	require.Eventually(t, func() bool { v, _ := got.Load().(string); return v == want }, waitFor, tick)
+}
