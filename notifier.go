@@ -35,3 +35,13 @@ func (n fsnotifyNotifier) Remove(dir string) error       { return n.w.Remove(dir
 func (n fsnotifyNotifier) Events() <-chan fsnotify.Event { return n.w.Events }
 func (n fsnotifyNotifier) Errors() <-chan error          { return n.w.Errors }
 func (n fsnotifyNotifier) Close() error                  { return n.w.Close() }
+
+// noEvents is the notifier of a polling session: it watches nothing and
+// never delivers.
+type noEvents struct{}
+
+func (noEvents) Add(string) error              { return nil }
+func (noEvents) Remove(string) error           { return nil }
+func (noEvents) Events() <-chan fsnotify.Event { return nil }
+func (noEvents) Errors() <-chan error          { return nil }
+func (noEvents) Close() error                  { return nil }

@@ -25,6 +25,10 @@ const (
 	DefaultMaxSize = 16 << 20
 )
 
+// eventRetryInterval is how often a provider that fell back to polling
+// tries filesystem events again.
+const eventRetryInterval = 30 * time.Second
+
 // maxWaitFactor bounds how long a file that is written without pause can
 // delay a read: maxWaitFactor quiet windows after the first write.
 const maxWaitFactor = 10
@@ -34,12 +38,14 @@ type Option func(*options)
 
 type options struct {
 	recheck     time.Duration
+	poll        time.Duration // > 0: poll at this interval, never use events
 	quiet       time.Duration
 	backoffMin  time.Duration
 	backoffMax  time.Duration
 	maxSize     int64
 	logger      *slog.Logger
 	newNotifier func() (notifier, error)
+	fsType      func(path string) (name string, noEvents bool)
 }
 
 func newOptions(opts []Option) options {
@@ -50,6 +56,7 @@ func newOptions(opts []Option) options {
 		backoffMax:  DefaultBackoffMax,
 		maxSize:     DefaultMaxSize,
 		newNotifier: processHub.subscribe,
+		fsType:      fsType,
 	}
 	for _, opt := range opts {
 		opt(&o)
@@ -63,6 +70,17 @@ func newOptions(opts []Option) options {
 // Default: [DefaultRecheckInterval].
 func WithRecheckInterval(d time.Duration) Option {
 	return func(o *options) { o.recheck = max(d, 0) }
+}
+
+// WithPolling makes the provider poll the file every d instead of using
+// filesystem events, for mounts that deliver none (NFS, SMB, FUSE). Each
+// poll costs one stat, and a read only if the stat changed. Without it the
+// provider uses events, and polls on its own, at the re-check interval,
+// only while events cannot be had (inotify instances or watches exhausted,
+// a watch refused) or for a file on such a mount. Zero or less keeps events.
+// Default: off.
+func WithPolling(d time.Duration) Option {
+	return func(o *options) { o.poll = max(d, 0) }
 }
 
 // WithQuietWindow sets how long the file must go without a write after an
@@ -114,6 +132,22 @@ func WithLogger(l *slog.Logger) Option {
 // failures.
 func withNotifier(newNotifier func() (notifier, error)) Option {
 	return func(o *options) { o.newNotifier = newNotifier }
+}
+
+// withFSType replaces the filesystem-type probe; tests use it to play NFS.
+func withFSType(probe func(path string) (string, bool)) Option {
+	return func(o *options) { o.fsType = probe }
+}
+
+// pollInterval is how often a session polls when it has to.
+func (o *options) pollInterval() time.Duration {
+	switch {
+	case o.poll > 0:
+		return o.poll
+	case o.recheck > 0:
+		return o.recheck
+	}
+	return DefaultRecheckInterval
 }
 
 func (o *options) log() *slog.Logger {

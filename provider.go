@@ -38,6 +38,15 @@ var (
 	// error wraps the cause.
 	ErrWatchInterrupted = errors.New("keepwatch: watch interrupted")
 
+	// ErrPolling means the provider is polling the file at an interval,
+	// because filesystem events cannot be had (inotify instances or watches
+	// exhausted, a watch refused) or because the file is on a filesystem that
+	// delivers none for changes made elsewhere (NFS, SMB, FUSE). Changes are
+	// seen within the interval; the provider goes back to events as soon as
+	// they work again. When events broke, the error also matches
+	// ErrWatchInterrupted and wraps the cause.
+	ErrPolling = errors.New("keepwatch: polling")
+
 	// errNilCallback is returned by Watch when given a nil callback.
 	errNilCallback = errors.New("keepwatch: nil callback")
 )

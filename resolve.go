@@ -87,6 +87,18 @@ func resolve(abs string) chain {
 	return c
 }
 
+// home is the directory of the file, or where resolution stopped: the
+// filesystem there is the one whose events matter.
+func (c *chain) home() string {
+	if c.real != "" {
+		return filepath.Dir(c.real)
+	}
+	if len(c.dirs) > 0 {
+		return c.dirs[len(c.dirs)-1]
+	}
+	return string(filepath.Separator)
+}
+
 func (c *chain) watch(dir string) {
 	if !slices.Contains(c.dirs, dir) {
 		c.dirs = append(c.dirs, dir)

@@ -3,12 +3,14 @@ package file
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"runtime"
 	"strconv"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -30,6 +32,7 @@ type watch struct {
 	// Owned by the watch goroutine.
 	fileProblem  string // text of the file problem last reported; "" when the file reads fine
 	watchProblem string // text of the watch failure last reported; "" once re-armed
+	remoteNoted  string // the event-less filesystem already reported
 	failures     int    // sessions failed in a row
 }
 
@@ -68,10 +71,26 @@ type attempt struct {
 // returning, so that every change after Watch returns is either in this read
 // or reported by an event; the supervisor calls it for each restart.
 func arm(f *File) attempt {
+	if f.opts.poll > 0 {
+		return pollAttempt(f, false)
+	}
 	var a attempt
 	a.s, a.err = openSession(f)
 	a.c, a.rerr = readFile(f.abs, f.path, f.opts.maxSize)
 	return a
+}
+
+// pollAttempt makes a polling session; it never fails. With retry it ends
+// after eventRetryInterval, so that events are tried again.
+func pollAttempt(f *File, retry bool) attempt {
+	s := newSession(f, noEvents{})
+	s.polling = true
+	if retry {
+		s.retry = time.NewTimer(eventRetryInterval)
+	}
+	_ = s.arm(false) // resolves the chain; noEvents cannot fail
+	c, rerr := readFile(f.abs, f.path, f.opts.maxSize)
+	return attempt{s: s, c: c, rerr: rerr}
 }
 
 func (a attempt) close() {
@@ -97,16 +116,28 @@ func (w *watch) run(a attempt) {
 		if w.stopped() {
 			return
 		}
+		why = reasonRestart
+		switch {
+		case errors.Is(err, errRetryEvents):
+			a = arm(w.f)
+			continue
+		case eventsUnavailable(err):
+			// Retrying at once would fail again: poll, and try events
+			// again later. Polling is its own wait; no backoff.
+			w.failures++
+			w.reportWatch(&watchError{cause: err, polling: w.f.opts.pollInterval()}, 0)
+			a = pollAttempt(w.f, true)
+			continue
+		}
 		if time.Since(start) >= bo.max {
 			bo.reset() // a healthy run: this failure is a new one
 		}
 		delay := bo.next()
 		w.failures++
-		w.reportWatch(err, delay)
+		w.reportWatch(&watchError{cause: err}, delay)
 		if !w.sleep(delay) {
 			return
 		}
-		why = reasonRestart
 		a = arm(w.f)
 	}
 }
@@ -120,7 +151,7 @@ func (w *watch) use(a attempt, why reason) error {
 		return a.err
 	}
 	defer a.s.close()
-	w.armed(a.s.chain.dirs)
+	w.armed(a.s)
 	return a.s.run(w, why, a.c, a.rerr)
 }
 
@@ -151,12 +182,22 @@ func (w *watch) sleep(d time.Duration) bool {
 	}
 }
 
-// reportWatch reports a failed session, unless the failure is the same one
-// as the last failure reported and nothing healthy happened in between.
-func (w *watch) reportWatch(cause error, retryIn time.Duration) {
-	err := w.f.errorf("watch", fmt.Errorf("%w: %w", ErrWatchInterrupted, cause))
-	w.f.opts.log().Warn("keepwatch: watch interrupted", slog.String("path", w.f.path),
-		slog.Any("error", cause), slog.Int("attempt", w.failures), slog.Duration("retry_in", retryIn))
+// reportWatch reports a problem with the watch itself, unless it is the
+// same one as the last reported and nothing healthy happened in between.
+func (w *watch) reportWatch(we *watchError, retryIn time.Duration) {
+	err := w.f.errorf("watch", we)
+	log := w.f.opts.log().With(slog.String("path", w.f.path))
+	switch {
+	case we.fs != "":
+		log.Warn("keepwatch: no events on this filesystem, polling", slog.String("fs", we.fs),
+			slog.Duration("every", we.polling))
+	case we.polling > 0:
+		log.Warn("keepwatch: events unavailable, polling", slog.Any("error", we.cause),
+			slog.Duration("every", we.polling))
+	default:
+		log.Warn("keepwatch: watch interrupted", slog.Any("error", we.cause),
+			slog.Int("attempt", w.failures), slog.Duration("retry_in", retryIn))
+	}
 	if err.Error() == w.watchProblem {
 		return
 	}
@@ -164,16 +205,26 @@ func (w *watch) reportWatch(cause error, retryIn time.Duration) {
 	w.emitError(err)
 }
 
-// armed records that a session is watching again.
-func (w *watch) armed(dirs []string) {
-	if w.failures > 0 {
-		w.f.opts.log().Info("keepwatch: watch re-armed", slog.String("path", w.f.path),
-			slog.Int("attempts", w.failures), slog.Any("dirs", dirs))
-	} else {
-		w.f.opts.log().Debug("keepwatch: watch started", slog.String("path", w.f.path), slog.Any("dirs", dirs))
+// armed records that a session is running, and says how it watches.
+func (w *watch) armed(s *session) {
+	log := w.f.opts.log().With(slog.String("path", w.f.path))
+	switch {
+	case s.polling && w.f.opts.poll > 0:
+		log.Debug("keepwatch: polling", slog.Duration("every", w.f.opts.poll))
+		return
+	case s.polling:
+		return // a fallback, reported as such
+	case w.failures > 0:
+		log.Info("keepwatch: watch re-armed", slog.Int("attempts", w.failures), slog.Any("dirs", s.chain.dirs))
+	default:
+		log.Debug("keepwatch: watch started", slog.Any("dirs", s.chain.dirs))
 	}
 	w.failures = 0
 	w.watchProblem = ""
+	if s.remote != "" && s.remote != w.remoteNoted {
+		w.remoteNoted = s.remote
+		w.reportWatch(&watchError{polling: w.f.opts.pollInterval(), fs: s.remote}, 0)
+	}
 }
 
 func (w *watch) emitError(err error) {
@@ -226,4 +277,48 @@ func goid() uint64 {
 		}
 	}
 	return 0
+}
+
+// watchError is a problem with the watch itself, as reported to the
+// callback (inside an *fs.PathError naming the path).
+type watchError struct {
+	cause   error         // what broke; nil for a filesystem without events
+	polling time.Duration // > 0: polling at this interval meanwhile
+	fs      string        // the filesystem that delivers no events
+}
+
+func (e *watchError) Error() string {
+	switch {
+	case e.fs != "":
+		return fmt.Sprintf("keepwatch: polling every %s: %s delivers no events for changes made elsewhere", e.polling, e.fs)
+	case e.polling > 0:
+		return fmt.Sprintf("keepwatch: watch interrupted, polling every %s: %v", e.polling, e.cause)
+	}
+	return fmt.Sprintf("keepwatch: watch interrupted: %v", e.cause)
+}
+
+// Is makes the error match ErrWatchInterrupted when events broke and
+// ErrPolling while polling.
+func (e *watchError) Is(target error) bool {
+	switch target {
+	case ErrWatchInterrupted:
+		return e.cause != nil
+	case ErrPolling:
+		return e.polling > 0
+	}
+	return false
+}
+
+func (e *watchError) Unwrap() error { return e.cause }
+
+// eventsUnavailable reports whether err says filesystem events cannot be
+// had (inotify instances or watches exhausted, a watch refused), as opposed
+// to a watch that broke: retrying soon would fail again, polling works.
+func eventsUnavailable(err error) bool {
+	for _, errno := range []syscall.Errno{syscall.EMFILE, syscall.ENFILE, syscall.ENOSPC, syscall.EACCES, syscall.EPERM} {
+		if errors.Is(err, errno) {
+			return true
+		}
+	}
+	return errors.Is(err, errors.ErrUnsupported)
 }

@@ -88,7 +88,7 @@ func TestFailingConstructorBacksOffExponentiallyAndReportsOnce(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "config.yaml")
 		write(t, path, "v1\n")
 		fs := &fakes{}
-		fs.newErrs = []error{syscall.EMFILE, syscall.EMFILE, syscall.EMFILE, syscall.EMFILE, syscall.EMFILE, syscall.EMFILE}
+		fs.newErrs = []error{syscall.EIO, syscall.EIO, syscall.EIO, syscall.EIO, syscall.EIO, syscall.EIO}
 		_, r := watched(t, path, withNotifier(fs.new), WithBackoff(testBackoffMin, testBackoffMax), WithRecheckInterval(0))
 
 		write(t, path, "v2\n")
@@ -107,14 +107,17 @@ func TestFailingConstructorBacksOffExponentiallyAndReportsOnce(t *testing.T) {
 		errs := r.errs()
 		require.Len(t, errs, 1, "one ongoing problem, one report: %s", r)
 		assert.ErrorIs(t, errs[0], ErrWatchInterrupted)
-		assert.ErrorIs(t, errs[0], syscall.EMFILE)
+		assert.ErrorIs(t, errs[0], syscall.EIO)
+		assert.NotErrorIs(t, errs[0], ErrPolling)
 		// Each failed attempt still re-read the file.
 		assert.Equal(t, []string{"v2\n"}, r.contents())
 	})
 }
 
+// An Add that fails because the directory vanished (a race, or a broken
+// notifier) is retried with the backoff.
 func TestFailingAddIsReportedOnceAndRetried(t *testing.T) {
-	for _, errno := range []syscall.Errno{syscall.ENOSPC, syscall.EMFILE, syscall.ENOENT} {
+	for _, errno := range []syscall.Errno{syscall.ENOENT, syscall.EIO} {
 		t.Run(errno.Error(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				path := filepath.Join(t.TempDir(), "config.yaml")
@@ -192,7 +195,7 @@ func TestUnwatchDuringBackoffReturnsAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "config.yaml")
 		write(t, path, "v1\n")
-		fs := &fakes{newErrs: []error{syscall.EMFILE}}
+		fs := &fakes{newErrs: []error{syscall.EIO}}
 		f := Provider(path, withNotifier(fs.new), WithBackoff(time.Hour, time.Hour), WithLogger(testLogger(t)))
 		require.NoError(t, f.Watch(func(any, error) {}))
 		synctest.Wait()

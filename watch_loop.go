@@ -22,6 +22,7 @@ const maxArmRounds = 8
 var (
 	errEventsClosed = errors.New("keepwatch: event channel closed")
 	errErrorsClosed = errors.New("keepwatch: error channel closed")
+	errRetryEvents  = errors.New("keepwatch: time to try events again")
 )
 
 // reason says why the file is read. It goes to the logger with each delivery.
@@ -49,6 +50,14 @@ type session struct {
 	pending bool   // a relevant event asks for a read
 	rescan  bool   // events were lost: re-add every watch too
 	settle  settle // the wait for the file to settle, if any
+
+	polling bool        // no events: n is noEvents, and the re-check polls
+	remote  string      // the file's filesystem delivers no events for remote changes
+	retry   *time.Timer // ends a fallback polling session, to try events again
+}
+
+func newSession(f *File, n notifier) *session {
+	return &session{f: f, n: n, armed: make(map[string]bool), settle: settle{window: f.opts.quiet}}
 }
 
 // openSession creates a notifier and makes it watch what the path depends on.
@@ -57,10 +66,13 @@ func openSession(f *File) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &session{f: f, n: n, armed: make(map[string]bool), settle: settle{window: f.opts.quiet}}
+	s := newSession(f, n)
 	if err := s.arm(false); err != nil {
 		s.close()
 		return nil, err
+	}
+	if name, none := f.opts.fsType(s.chain.home()); none {
+		s.remote = name
 	}
 	return s, nil
 }
@@ -76,15 +88,21 @@ func (s *session) run(w *watch, why reason, c content, err error) error {
 
 func (s *session) loop() error {
 	var tick <-chan time.Time
-	if d := s.f.opts.recheck; d > 0 {
+	if d := s.recheckEvery(); d > 0 {
 		t := time.NewTicker(d)
 		defer t.Stop()
 		tick = t.C
+	}
+	var retry <-chan time.Time
+	if s.retry != nil {
+		retry = s.retry.C
 	}
 	for {
 		select {
 		case <-s.w.ctx.Done():
 			return nil
+		case <-retry:
+			return errRetryEvents
 		case ev, ok := <-s.n.Events():
 			if !ok {
 				return errEventsClosed
@@ -111,6 +129,15 @@ func (s *session) loop() error {
 			}
 		}
 	}
+}
+
+// recheckEvery is the session's re-check interval: the poll interval when
+// it has no events, or none for remote changes; the option's otherwise.
+func (s *session) recheckEvery() time.Duration {
+	if s.polling || s.remote != "" {
+		return s.f.opts.pollInterval()
+	}
+	return s.f.opts.recheck
 }
 
 // onEvent decides what an event asks for. Events are only hints: which
@@ -244,6 +271,9 @@ func (s *session) consider(why reason, c content, err error, settled bool) {
 
 func (s *session) close() {
 	s.settle.stop()
+	if s.retry != nil {
+		s.retry.Stop()
+	}
 	if err := s.n.Close(); err != nil {
 		s.f.opts.log().Debug("keepwatch: closing notifier", slog.String("path", s.f.path), slog.Any("error", err))
 	}
