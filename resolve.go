@@ -2,6 +2,7 @@ package file
 
 import (
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -85,6 +86,12 @@ func resolve(abs string) chain {
 		c.watch(filepath.Dir(cur))
 	}
 	return c
+}
+
+// same reports whether two resolutions lead the same way through the same
+// names.
+func (c *chain) same(o *chain) bool {
+	return c.real == o.real && slices.Equal(c.dirs, o.dirs) && maps.Equal(c.names, o.names)
 }
 
 // home is the directory of the file, or where resolution stopped: the

@@ -163,17 +163,44 @@ func (s *session) onEvent(ev fsnotify.Event) {
 	s.pending = true
 }
 
-// refresh re-resolves the path, moves the watches to match, and re-reads.
-// After lost events it also re-adds every watch, in case one was dropped
-// unseen.
+// refresh re-resolves the path, re-reads, and watches what the path now
+// depends on. It keeps the path to the delivery short: when the chain moved
+// to a directory not watched yet (a kubelet update), it reads before adding
+// the watch, then checks that the file did not change in between: a change
+// after the Add comes as an event, one before it shows in the stat. Stale
+// watches are removed, and the chain checked for having moved meanwhile,
+// after the delivery too. After lost events it re-adds every watch, in case
+// one was dropped unseen.
 func (s *session) refresh(why reason, settled bool) error {
 	force := s.rescan
 	s.rescan = false
-	if err := s.arm(force); err != nil {
-		return err
-	}
+	s.chain = resolve(s.f.abs)
+	missing := s.missing(force)
 	s.read(why, settled)
+	if len(missing) > 0 {
+		err := s.add(missing)
+		if errors.Is(err, fs.ErrNotExist) {
+			err = s.arm(false) // a directory vanished under us: resolve until still
+		}
+		if err != nil {
+			return err
+		}
+		if c := resolve(s.f.abs); !c.same(&s.chain) || s.changedSinceRead() {
+			s.pending = true
+		}
+	}
+	s.prune()
 	return nil
+}
+
+// changedSinceRead reports whether the file's stat differs from the one
+// taken by the last read.
+func (s *session) changedSinceRead() bool {
+	info, err := os.Stat(s.f.abs)
+	if err != nil || s.sig == nil {
+		return (err == nil) != (s.sig != nil)
+	}
+	return !sameStat(info, s.sig)
 }
 
 // recheck is the periodic safety net. It costs one stat when nothing
@@ -198,50 +225,67 @@ func (s *session) recheck() error {
 }
 
 // arm resolves the path and makes the notifier watch exactly the
-// directories the resolution depends on. Watches are added before the file
-// is read, so a change is either seen by the read or reported by an event.
-// If adding watches raced with a change to the chain, it resolves again:
-// a path being rebuilt one directory at a time needs one round per level.
+// directories the resolution depends on, resolving again until the chain
+// holds still: a path being rebuilt one directory at a time needs one round
+// per level. Watches are added before the file is read, so a change is
+// either seen by the read or reported by an event.
 func (s *session) arm(force bool) error {
 	var err error
 	for range maxArmRounds {
-		c := resolve(s.f.abs)
 		var added bool
-		added, err = s.watchDirs(c.dirs, force)
-		s.chain = c
+		added, err = s.track(force)
 		force = false
 		if err == nil && !added {
-			return nil
+			break
 		}
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 	}
+	s.prune()
 	return err
 }
 
-// watchDirs adds the dirs not watched yet (all of them if force) and removes
-// the watched ones no longer needed. It reports whether it added any, in
-// which case the resolution that listed them may already be stale.
-func (s *session) watchDirs(dirs []string, force bool) (added bool, err error) {
-	for _, d := range dirs {
-		if s.armed[d] && !force {
-			continue
+// track resolves the path and adds the watches it needs that are missing
+// (all of them if force). It reports whether it added any, in which case
+// the resolution may already be stale.
+func (s *session) track(force bool) (added bool, err error) {
+	s.chain = resolve(s.f.abs)
+	missing := s.missing(force)
+	return len(missing) > 0, s.add(missing)
+}
+
+// missing lists the directories of the chain not watched yet (all of them
+// if force).
+func (s *session) missing(force bool) []string {
+	var dirs []string
+	for _, d := range s.chain.dirs {
+		if force || !s.armed[d] {
+			dirs = append(dirs, d)
 		}
-		added = true
+	}
+	return dirs
+}
+
+func (s *session) add(dirs []string) error {
+	for _, d := range dirs {
 		if err := s.n.Add(d); err != nil {
-			return added, fmt.Errorf("add watch on %s: %w", d, err)
+			return fmt.Errorf("add watch on %s: %w", d, err)
 		}
 		s.armed[d] = true
 	}
+	return nil
+}
+
+// prune removes the watches the chain no longer needs.
+func (s *session) prune() {
 	for d := range s.armed {
-		if !slices.Contains(dirs, d) {
+		if !slices.Contains(s.chain.dirs, d) {
 			delete(s.armed, d)
 			// An error only says the kernel already dropped the watch.
 			_ = s.n.Remove(d)
 		}
 	}
-	return added, nil
 }
 
 // read re-reads the file and delivers what the user has not seen.

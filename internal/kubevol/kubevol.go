@@ -26,6 +26,9 @@ const (
 // Volume is a kubelet-style volume directory. Keys are top-level file names.
 type Volume struct {
 	Dir string
+	// BeforeSwap, if set, is called just before the ..data swap that makes
+	// an update visible; benchmarks time latency from it.
+	BeforeSwap func()
 }
 
 // New creates the directory if needed and writes the first payload.
@@ -65,6 +68,9 @@ func (v *Volume) Update(payload map[string]string) (bool, error) {
 	tmp := filepath.Join(v.Dir, dataDirTmp)
 	if err := os.Symlink(filepath.Base(ts), tmp); err != nil {
 		return false, err
+	}
+	if v.BeforeSwap != nil {
+		v.BeforeSwap()
 	}
 	if err := os.Rename(tmp, filepath.Join(v.Dir, dataDir)); err != nil {
 		return false, err
