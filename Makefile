@@ -25,8 +25,12 @@ soak: ## random convergence sequences for $(SOAK) (make soak SOAK=1h)
 	$(GO) test -v -count=1 -timeout 0 -run '^TestConvergence$$' . -args -convergence.soak=$(SOAK) -convergence.parallel=8 \
 		| grep -E '^(soak:|---|FAIL|ok|PASS)|convergence: [0-9]+ sequences|seed [0-9]+:' | grep -v -- '--- PASS: TestConvergence/'
 
-bench: ## run the benchmarks
-	$(GO) test -run='^$$' -bench=. -benchmem ./...
+BENCHCOUNT  ?= 1
+
+bench: ## benchmarks against koanf's stock provider, as a table (BENCHCOUNT=5 for medians)
+	$(GO) test -run='^$$' -bench=. -benchtime=200x -count=$(BENCHCOUNT) -timeout=60m . | tee bench.out
+	@echo
+	@$(GO) run ./cmd/benchtable < bench.out
 
 lint: $(STATICCHECK) ## go vet, gofmt and staticcheck
 	$(GO) vet ./...

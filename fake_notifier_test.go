@@ -116,6 +116,9 @@ func (n *fakeNotifier) Remove(dir string) error {
 	return nil
 }
 
+func (n *fakeNotifier) Want(string)            {}
+func (n *fakeNotifier) Forget(map[string]bool) {}
+
 func (n *fakeNotifier) Events() <-chan fsnotify.Event { return n.events }
 func (n *fakeNotifier) Errors() <-chan error          { return n.errors }
 

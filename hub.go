@@ -28,7 +28,10 @@ var processHub = newHub(newFsnotify)
 // The watcher is created when the first subscription arrives and closed when
 // the last one leaves. Directory watches are counted, so a directory that
 // several providers need is watched once. The hub's reader dispatches each
-// event only to the subscriptions watching that event's directory. A fault
+// event only to the subscriptions that want the path it names (see
+// notifier.Want), and events on a watched directory itself to those
+// watching it: ten thousand files in one directory do not wake ten thousand
+// sessions for each change to one of them. A fault
 // of the shared watcher (an error, an overflow, a closed channel) goes to
 // every subscription, whose sessions then re-arm, each with a full re-read;
 // the first of them to come back makes the hub's next watcher, once.
@@ -39,6 +42,7 @@ type hub struct {
 	cur   *generation                       // nil until needed, and after a fault
 	dying []*generation                     // failed generations whose reader may still run
 	dirs  map[string]map[*subscription]bool // directory → subscriptions watching it
+	names map[string]map[*subscription]bool // path → subscriptions wanting its events
 	subs  map[*subscription]bool            // subscriptions of cur
 }
 
@@ -65,6 +69,7 @@ func (h *hub) subscribe() (notifier, error) {
 		}
 		h.cur = &generation{w: w, stop: make(chan struct{}), done: make(chan struct{})}
 		h.dirs = make(map[string]map[*subscription]bool)
+		h.names = make(map[string]map[*subscription]bool)
 		h.subs = make(map[*subscription]bool)
 		go h.read(h.cur)
 	}
@@ -74,6 +79,7 @@ func (h *hub) subscribe() (notifier, error) {
 		events: make(chan fsnotify.Event, subBuffer),
 		errors: make(chan error, 1),
 		dirs:   make(map[string]bool),
+		want:   make(map[string]bool),
 	}
 	h.subs[s] = true
 	return s, nil
@@ -103,9 +109,9 @@ func (h *hub) read(g *generation) {
 	}
 }
 
-// dispatch hands an event to the subscriptions watching the directory it
-// happened in, and to those watching the directory it names, for events on
-// a watched directory itself.
+// dispatch hands an event to the subscriptions that want the path it
+// names, and, for an event on a watched directory itself, to those
+// watching it.
 func (h *hub) dispatch(g *generation, ev fsnotify.Event) {
 	name := filepath.Clean(ev.Name)
 	h.mu.Lock()
@@ -113,11 +119,13 @@ func (h *hub) dispatch(g *generation, ev fsnotify.Event) {
 	if h.cur != g {
 		return
 	}
-	for s := range h.dirs[filepath.Dir(name)] {
+	for s := range h.names[name] {
 		s.deliver(ev)
 	}
 	for s := range h.dirs[name] {
-		s.deliver(ev)
+		if !s.want[name] {
+			s.deliver(ev)
+		}
 	}
 }
 
@@ -138,7 +146,7 @@ func (h *hub) fail(g *generation, err error) {
 		default: // it has an error to read already
 		}
 	}
-	h.cur, h.dirs, h.subs = nil, nil, nil
+	h.cur, h.dirs, h.names, h.subs = nil, nil, nil, nil
 	h.dying = append(slices.DeleteFunc(h.dying, exited), g)
 	h.mu.Unlock()
 	// The reader is this goroutine; fsnotify's Close waits only for its own.
@@ -166,13 +174,16 @@ func (h *hub) leave(s *subscription) {
 	for dir := range s.dirs {
 		h.unref(s, dir)
 	}
+	for path := range s.want {
+		h.unwant(s, path)
+	}
 	delete(h.subs, s)
 	if len(h.subs) > 0 {
 		h.mu.Unlock()
 		return
 	}
 	last, dying := h.cur, h.dying
-	h.cur, h.dirs, h.subs, h.dying = nil, nil, nil, nil
+	h.cur, h.dirs, h.names, h.subs, h.dying = nil, nil, nil, nil, nil
 	h.mu.Unlock()
 
 	close(last.stop)
@@ -195,6 +206,15 @@ func (h *hub) unref(s *subscription, dir string) {
 	}
 }
 
+// unwant drops s's wish for path's events. Called with h.mu held.
+func (h *hub) unwant(s *subscription, path string) {
+	subs := h.names[path]
+	delete(subs, s)
+	if len(subs) == 0 {
+		delete(h.names, path)
+	}
+}
+
 // subscription is one session's share of the hub: a notifier.
 type subscription struct {
 	h      *hub
@@ -204,6 +224,7 @@ type subscription struct {
 
 	// Guarded by h.mu.
 	dirs   map[string]bool
+	want   map[string]bool
 	lost   bool // lostEvent is queued and events since were dropped
 	broken bool // its generation failed; it only waits to be closed
 	closed bool
@@ -243,6 +264,37 @@ func (s *subscription) Remove(dir string) error {
 	delete(s.dirs, dir)
 	h.unref(s, dir)
 	return nil
+}
+
+// Want asks for the events that name path.
+func (s *subscription) Want(path string) {
+	h := s.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s.closed || s.broken || h.cur != s.g || s.want[path] {
+		return
+	}
+	s.want[path] = true
+	if h.names[path] == nil {
+		h.names[path] = make(map[*subscription]bool)
+	}
+	h.names[path][s] = true
+}
+
+// Forget drops the wanted paths not in keep.
+func (s *subscription) Forget(keep map[string]bool) {
+	h := s.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s.closed || s.broken || h.cur != s.g {
+		return
+	}
+	for path := range s.want {
+		if !keep[path] {
+			delete(s.want, path)
+			h.unwant(s, path)
+		}
+	}
 }
 
 func (s *subscription) Events() <-chan fsnotify.Event { return s.events }

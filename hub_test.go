@@ -163,7 +163,7 @@ func TestHubCountsDirectoryWatchesAndClosesWithTheLastSubscription(t *testing.T)
 	})
 }
 
-func TestHubDispatchesEventsByDirectory(t *testing.T) {
+func TestHubDispatchesEventsByWantedPath(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		raw := &fakes{}
 		h := newHub(raw.new)
@@ -172,26 +172,37 @@ func TestHubDispatchesEventsByDirectory(t *testing.T) {
 		defer a.Close()
 		defer b.Close()
 		require.NoError(t, a.Add("/vol"))
+		a.Want("/vol/config.yaml")
+		a.Want("/vol/..data")
 		require.NoError(t, b.Add("/vol/..2026"))
+		require.NoError(t, b.Add("/vol"))
+		b.Want("/vol/other.yaml")
 		w := raw.last()
 
 		queued := func(n notifier) int { return len(n.(*subscription).events) }
 		w.send("/vol/config.yaml", fsnotify.Create)
 		synctest.Wait()
 		assert.Equal(t, 1, queued(a))
+		assert.Equal(t, 0, queued(b), "same directory, another file")
+
+		w.send("/vol/..data", fsnotify.Create)
+		w.send("/vol/..2026_new", fsnotify.Create) // nobody's
+		synctest.Wait()
+		assert.Equal(t, 2, queued(a))
 		assert.Equal(t, 0, queued(b))
 
-		// An event on a watched directory itself reaches its watchers, and
-		// those of the directory that holds it.
+		// An event on a watched directory itself reaches its watchers.
 		w.send("/vol/..2026", fsnotify.Remove)
 		synctest.Wait()
 		assert.Equal(t, 2, queued(a))
 		assert.Equal(t, 1, queued(b))
 
-		w.send("/elsewhere/x", fsnotify.Write)
+		// Forgotten paths are no longer dispatched.
+		a.Forget(map[string]bool{"/vol/..data": true})
+		w.send("/vol/config.yaml", fsnotify.Write)
+		w.send("/vol/..data", fsnotify.Create)
 		synctest.Wait()
-		assert.Equal(t, 2, queued(a))
-		assert.Equal(t, 1, queued(b))
+		assert.Equal(t, 3, queued(a))
 	})
 }
 
@@ -202,6 +213,10 @@ func TestASubscriptionThatFallsBehindGetsOneLostMarker(t *testing.T) {
 		s, _ := h.subscribe()
 		defer s.Close()
 		require.NoError(t, s.Add("/vol"))
+		for i := range 3 * subBuffer {
+			s.Want(fmt.Sprintf("/vol/f%d", i))
+		}
+		s.Want("/vol/again")
 		for i := range 3 * subBuffer {
 			raw.last().send(fmt.Sprintf("/vol/f%d", i), fsnotify.Write)
 		}

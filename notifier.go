@@ -14,6 +14,13 @@ import "github.com/fsnotify/fsnotify"
 type notifier interface {
 	Add(dir string) error
 	Remove(dir string) error
+	// Want says that events naming path matter. A notifier may drop events
+	// that name neither a wanted path nor a watched directory itself. The
+	// session wants each path before it looks it up, so no change to it can
+	// fall between the look and the wish.
+	Want(path string)
+	// Forget drops the wanted paths that are not in keep.
+	Forget(keep map[string]bool)
 	Events() <-chan fsnotify.Event
 	Errors() <-chan error
 	Close() error
@@ -32,6 +39,8 @@ func newFsnotify() (notifier, error) {
 
 func (n fsnotifyNotifier) Add(dir string) error          { return n.w.Add(dir) }
 func (n fsnotifyNotifier) Remove(dir string) error       { return n.w.Remove(dir) }
+func (n fsnotifyNotifier) Want(string)                   {}
+func (n fsnotifyNotifier) Forget(map[string]bool)        {}
 func (n fsnotifyNotifier) Events() <-chan fsnotify.Event { return n.w.Events }
 func (n fsnotifyNotifier) Errors() <-chan error          { return n.w.Errors }
 func (n fsnotifyNotifier) Close() error                  { return n.w.Close() }
@@ -42,6 +51,8 @@ type noEvents struct{}
 
 func (noEvents) Add(string) error              { return nil }
 func (noEvents) Remove(string) error           { return nil }
+func (noEvents) Want(string)                   {}
+func (noEvents) Forget(map[string]bool)        {}
 func (noEvents) Events() <-chan fsnotify.Event { return nil }
 func (noEvents) Errors() <-chan error          { return nil }
 func (noEvents) Close() error                  { return nil }

@@ -35,8 +35,10 @@ func (c *chain) relevant(name string) bool {
 	return c.names[name] || slices.Contains(c.dirs, name)
 }
 
-// resolve resolves the absolute path abs.
-func resolve(abs string) chain {
+// resolve resolves the absolute path abs. It calls want, if not nil, with
+// each path before looking it up, so that a watcher can start caring about
+// a name before it reads it.
+func resolve(abs string, want func(path string)) chain {
 	c := chain{names: make(map[string]bool)}
 	cur := string(filepath.Separator)
 	rest := splitPath(abs)
@@ -50,6 +52,9 @@ func resolve(abs string) chain {
 		}
 		next := filepath.Join(cur, name)
 		c.names[next] = true
+		if want != nil {
+			want(next)
+		}
 		info, err := os.Lstat(next)
 		if err != nil {
 			c.fail(cur, err)

@@ -151,6 +151,13 @@ func (s *session) onEvent(ev fsnotify.Event) {
 	if !s.chain.relevant(name) {
 		return
 	}
+	if ev.Op == fsnotify.Chmod && s.sig != nil {
+		// A touch, a chmod or a read's atime update: the content of a file
+		// that reads fine cannot have changed. (Acting on it would let our
+		// own reads wake us, without end on a strictatime mount.) If the
+		// last read failed, a chmod may have made the file readable.
+		return
+	}
 	if s.armed[name] && ev.Has(fsnotify.Remove|fsnotify.Rename) {
 		// The kernel drops the watch of a removed or renamed directory;
 		// the next arm must add it again, even if the path is back.
@@ -174,7 +181,7 @@ func (s *session) onEvent(ev fsnotify.Event) {
 func (s *session) refresh(why reason, settled bool) error {
 	force := s.rescan
 	s.rescan = false
-	s.chain = resolve(s.f.abs)
+	s.chain = resolve(s.f.abs, s.n.Want)
 	missing := s.missing(force)
 	s.read(why, settled)
 	if len(missing) > 0 {
@@ -185,7 +192,7 @@ func (s *session) refresh(why reason, settled bool) error {
 		if err != nil {
 			return err
 		}
-		if c := resolve(s.f.abs); !c.same(&s.chain) || s.changedSinceRead() {
+		if c := resolve(s.f.abs, s.n.Want); !c.same(&s.chain) || s.changedSinceRead() {
 			s.pending = true
 		}
 	}
@@ -250,7 +257,7 @@ func (s *session) arm(force bool) error {
 // (all of them if force). It reports whether it added any, in which case
 // the resolution may already be stale.
 func (s *session) track(force bool) (added bool, err error) {
-	s.chain = resolve(s.f.abs)
+	s.chain = resolve(s.f.abs, s.n.Want)
 	missing := s.missing(force)
 	return len(missing) > 0, s.add(missing)
 }
@@ -277,8 +284,10 @@ func (s *session) add(dirs []string) error {
 	return nil
 }
 
-// prune removes the watches the chain no longer needs.
+// prune removes the watches, and forgets the names, the chain no longer
+// needs.
 func (s *session) prune() {
+	s.n.Forget(s.chain.names)
 	for d := range s.armed {
 		if !slices.Contains(s.chain.dirs, d) {
 			delete(s.armed, d)
