@@ -9,7 +9,7 @@ STATICCHECK := $(BIN)/staticcheck
 
 SOAK        ?= 10m
 
-.PHONY: help test demo bench lint soak
+.PHONY: help test demo bench lint soak fuzz
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -24,6 +24,15 @@ demo: ## put keepwatch and koanf's stock provider through the same ConfigMap upd
 soak: ## random convergence sequences for $(SOAK) (make soak SOAK=1h)
 	$(GO) test -v -count=1 -timeout 0 -run '^TestConvergence$$' . -args -convergence.soak=$(SOAK) -convergence.parallel=8 \
 		| grep -E '^(soak:|---|FAIL|ok|PASS)|convergence: [0-9]+ sequences|seed [0-9]+:' | grep -v -- '--- PASS: TestConvergence/'
+
+FUZZTIME    ?= 30s
+FUZZ_TARGETS := FuzzResolve FuzzSessionEvents FuzzReadFile
+
+fuzz: ## run each fuzz target for $(FUZZTIME) (make fuzz FUZZTIME=5m)
+	@for t in $(FUZZ_TARGETS); do \
+		echo "== $$t"; \
+		$(GO) test -run='^$$' -fuzz="^$$t\$$" -fuzztime=$(FUZZTIME) . || exit 1; \
+	done
 
 BENCHCOUNT  ?= 1
 

@@ -80,6 +80,29 @@ func (r *recorder) contents() []string {
 	return out
 }
 
+// repeat returns the first delivery that repeats the content before it
+// (the baseline base, to begin with) with no problem with the file reported
+// in between; after one, the file coming back is delivered whatever it holds.
+func (r *recorder) repeat(base string) (int, string, bool) {
+	prev, fresh := base, false
+	for i, c := range r.calls() {
+		switch {
+		case c.err != nil:
+			fresh = fresh || !isWatchProblem(c.err)
+		case c.data == prev && !fresh:
+			return i, c.data, true
+		default:
+			prev, fresh = c.data, false
+		}
+	}
+	return 0, "", false
+}
+
+// isWatchProblem reports whether err is about the watch rather than the file.
+func isWatchProblem(err error) bool {
+	return errors.Is(err, ErrWatchInterrupted) || errors.Is(err, ErrPolling)
+}
+
 func (r *recorder) errs() []error {
 	var out []error
 	for _, c := range r.calls() {

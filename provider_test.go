@@ -3,6 +3,7 @@ package file
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -254,6 +255,26 @@ func TestRemovedFileIsReportedOnceAndDeliveredWhenBack(t *testing.T) {
 	write(t, path, "v3\n")
 	c = r.waitContent(t, "v3\n")
 	assert.Equal(t, fsnotify.Write, c.op)
+}
+
+// Found by FuzzSessionEvents: after "file missing", the file coming back
+// with the content the user last got must still be said, or the callback's
+// last word stays an error about a file that is fine.
+func TestFileBackWithTheSameContentIsDelivered(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	write(t, path, "v1\n")
+	_, r := watched(t, path, WithBackoff(time.Hour, time.Hour))
+
+	require.NoError(t, os.Remove(path))
+	r.waitErr(t, fs.ErrNotExist)
+	write(t, path, "v1\n")
+	c := r.waitContent(t, "v1\n")
+	assert.Equal(t, fsnotify.Create, c.op)
+
+	write(t, path, "v1\n")
+	replace(t, path, "v2\n")
+	r.waitContent(t, "v2\n")
+	assert.Equal(t, []string{"v1\n", "v2\n"}, r.contents(), "no repeat without a problem in between")
 }
 
 func TestRemovedDirectoryIsWatchedFromItsParent(t *testing.T) {
@@ -562,30 +583,66 @@ func TestReadBytesInsideTheCallbackReturnsTheDeliveredContent(t *testing.T) {
 	assert.Equal(t, "v3\n", <-got, "the change made during the callback is delivered next")
 }
 
-// Any goroutine may use the provider while a watch runs.
+// Any goroutine may use the provider while a watch runs: Watch, Unwatch,
+// ReadBytes and a callback that unwatches or rewatches itself, all at once,
+// round after round. Callbacks never overlap and none runs after the Unwatch
+// that ends the rounds has returned.
 func TestConcurrentUseIsRaceFree(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	write(t, path, "v1\n")
-	f := Provider(path, WithLogger(testLogger(t)))
-	var wg sync.WaitGroup
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	f := Provider(path, WithLogger(testLogger(t)), WithQuietWindow(time.Millisecond))
+	var (
+		wg              sync.WaitGroup
+		inside, calls   atomic.Int32
+		overlap, closed atomic.Bool
+	)
+	var cb func(any, error)
+	cb = func(_ any, err error) {
+		if inside.Add(1) > 1 {
+			overlap.Store(true)
+		}
+		defer inside.Add(-1)
+		if closed.Load() {
+			t.Error("callback after the final Unwatch returned")
+		}
+		switch calls.Add(1) % 3 {
+		case 0:
+			_ = f.Unwatch()
+		case 1:
+			_, _ = f.ReadBytes()
+		case 2:
+			_ = f.Unwatch()
+			_ = f.Watch(cb)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
-	for i := range 4 {
+	for i := range 8 {
 		wg.Go(func() {
-			for ctx.Err() == nil {
+			for n := 0; ctx.Err() == nil; n++ {
 				switch i {
-				case 0:
-					_ = f.Watch(func(any, error) { _, _ = f.ReadBytes() })
-				case 1:
-					_ = f.Unwatch()
-				case 2:
+				case 0, 4:
+					_ = f.Watch(cb)
+				case 1, 5:
+					if n%4 == 0 {
+						_ = f.Unwatch()
+					}
+				case 2, 6:
 					_, _ = f.ReadBytes()
+				case 7:
+					_ = f.Watch(cb)
+					_ = f.Unwatch()
 				case 3:
-					assert.NoError(t, replaceFile(path, "v"+time.Now().String()+"\n"))
+					assert.NoError(t, replaceFile(path, fmt.Sprintf("v%d-%d\n", i, n)))
 				}
 			}
 		})
 	}
 	wg.Wait()
 	require.NoError(t, f.Unwatch())
+	closed.Store(true)
+	assert.False(t, overlap.Load(), "callbacks overlapped")
+	assert.Positive(t, calls.Load())
+	require.NoError(t, replaceFile(path, "after\n"))
+	time.Sleep(50 * time.Millisecond) // a late callback would run in here
 }

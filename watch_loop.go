@@ -349,7 +349,9 @@ func (w *watch) deliver(why reason, c content, err error) {
 	f := w.f
 	f.mu.Lock()
 	prev := f.seen.state
-	if (prev == seenContent && f.seen.sum == c.sum) || w.stopped() {
+	// After a reported problem, content comes back even if the user has seen
+	// it: the callback's last word must describe the file as it is.
+	if (prev == seenContent && f.seen.sum == c.sum && !back) || w.stopped() {
 		f.mu.Unlock()
 		return
 	}
