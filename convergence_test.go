@@ -316,6 +316,10 @@ func runSequence(t *testing.T, seed uint64) int {
 		w.pause()
 	}
 
+	if *convSeqs == 1 && *convDuration == 0 {
+		t.Logf("replaying seed %d\nops: %s", seed, strings.Join(w.log, ", "))
+		defer func() { t.Logf("calls: %s", r) }()
+	}
 	settled := func() bool { return converged(w.path, string(base), r) == nil }
 	if !waitUntil(5*time.Second, settled) {
 		t.Errorf("seed %d: not converged: %v\nops: %s\ncalls: %s", seed, converged(w.path, string(base), r), strings.Join(w.log, ", "), r)

@@ -3,6 +3,9 @@ package file
 import (
 	"log/slog"
 	"time"
+
+	"github.com/keepwatch/file/internal/fsinfo"
+	"github.com/keepwatch/file/internal/mountinfo"
 )
 
 // Defaults for the options.
@@ -46,6 +49,7 @@ type options struct {
 	logger      *slog.Logger
 	newNotifier func() (notifier, error)
 	fsType      func(path string) (name string, noEvents bool)
+	mountInfo   string // the mount table to look for a subPath mount in; "" not to
 }
 
 func newOptions(opts []Option) options {
@@ -56,7 +60,8 @@ func newOptions(opts []Option) options {
 		backoffMax:  DefaultBackoffMax,
 		maxSize:     DefaultMaxSize,
 		newNotifier: processHub.subscribe,
-		fsType:      fsType,
+		fsType:      fsinfo.Type,
+		mountInfo:   mountinfo.Path,
 	}
 	for _, opt := range opts {
 		opt(&o)
@@ -137,6 +142,12 @@ func withNotifier(newNotifier func() (notifier, error)) Option {
 // withFSType replaces the filesystem-type probe; tests use it to play NFS.
 func withFSType(probe func(path string) (string, bool)) Option {
 	return func(o *options) { o.fsType = probe }
+}
+
+// withMountInfo reads the mount table from path instead of
+// /proc/self/mountinfo; tests use it to play a subPath mount.
+func withMountInfo(path string) Option {
+	return func(o *options) { o.mountInfo = path }
 }
 
 // pollInterval is how often a session polls when it has to.

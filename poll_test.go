@@ -1,7 +1,6 @@
 package file
 
 import (
-	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -119,16 +118,4 @@ func TestAFileOnAFilesystemWithoutEventsIsAlsoPolled(t *testing.T) {
 		advance(time.Hour)
 		assert.Len(t, r.errs(), 2)
 	})
-}
-
-func TestFSTypeKnowsTheMachinesFilesystems(t *testing.T) {
-	if _, err := os.Stat("/proc/self"); err != nil {
-		t.Skip("no /proc")
-	}
-	name, none := fsType("/proc/self")
-	assert.Equal(t, "proc", name)
-	assert.True(t, none, "/proc changes without events")
-	name, none = fsType(t.TempDir())
-	assert.NotEmpty(t, name)
-	assert.False(t, none)
 }

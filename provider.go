@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/knadh/koanf/v2"
 )
@@ -47,6 +48,14 @@ var (
 	// ErrWatchInterrupted and wraps the cause.
 	ErrPolling = errors.New("keepwatch: polling")
 
+	// ErrSubPathMount means the watched file is a bind mount of a single
+	// file, which is what a Kubernetes subPath volume mount is. Kubelet
+	// never updates such a mount in a running pod: the file will not change
+	// however the ConfigMap or Secret does. Mount the volume as a directory
+	// and read the file inside it. It is reported once, through the callback
+	// and the logger, and the watch goes on.
+	ErrSubPathMount = errors.New("keepwatch: file is a single-file bind mount (kubernetes subPath) and will not change in a running pod; mount the directory instead")
+
 	// errNilCallback is returned by Watch when given a nil callback.
 	errNilCallback = errors.New("keepwatch: nil callback")
 )
@@ -66,6 +75,9 @@ type File struct {
 	w          *watch   // the current watch, nil when not watching
 	seen       seenMark // the content the user last got
 	delivering []byte   // content of the running callback, nil otherwise
+	stats      stats
+
+	subPathChecked atomic.Bool // the subPath warning is given once per provider
 }
 
 var _ koanf.Provider = (*File)(nil)
@@ -186,6 +198,11 @@ func (f *File) WatchWithContext(ctx context.Context, cb func(event any, err erro
 		if first.rerr == nil {
 			f.seen = seenMark{state: seenContent, sum: first.c.sum}
 		}
+	}
+	// Stats must show the watch as it is when Watch returns.
+	f.stats.mode = ModeRetrying
+	if first.s != nil {
+		f.stats.mode = first.s.mode()
 	}
 	f.w = startWatch(ctx, f, cb, f.w, first)
 	return nil

@@ -610,6 +610,7 @@ func TestConcurrentUseIsRaceFree(t *testing.T) {
 			_ = f.Unwatch()
 		case 1:
 			_, _ = f.ReadBytes()
+			_ = f.Stats()
 		case 2:
 			_ = f.Unwatch()
 			_ = f.Watch(cb)
@@ -629,6 +630,7 @@ func TestConcurrentUseIsRaceFree(t *testing.T) {
 					}
 				case 2, 6:
 					_, _ = f.ReadBytes()
+					_ = f.Stats()
 				case 7:
 					_ = f.Watch(cb)
 					_ = f.Unwatch()

@@ -34,6 +34,7 @@ type watch struct {
 	watchProblem string // text of the watch failure last reported; "" once re-armed
 	remoteNoted  string // the event-less filesystem already reported
 	failures     int    // sessions failed in a row
+	fellBack     bool   // polling because events failed; retrying them is no restart
 }
 
 func startWatch(parent context.Context, f *File, cb func(any, error), prev *watch, first attempt) *watch {
@@ -103,6 +104,7 @@ func (w *watch) run(a attempt) {
 	defer close(w.done)
 	w.goid.Store(goid())
 	w.awaitPrev()
+	w.checkSubPath()
 
 	bo := backoff{min: w.f.opts.backoffMin, max: w.f.opts.backoffMax}
 	why := reasonStart
@@ -124,7 +126,7 @@ func (w *watch) run(a attempt) {
 		case eventsUnavailable(err):
 			// Retrying at once would fail again: poll, and try events
 			// again later. Polling is its own wait; no backoff.
-			w.failures++
+			w.failed(ModePolling)
 			w.reportWatch(&watchError{cause: err, polling: w.f.opts.pollInterval()}, 0)
 			a = pollAttempt(w.f, true)
 			continue
@@ -133,7 +135,7 @@ func (w *watch) run(a attempt) {
 			bo.reset() // a healthy run: this failure is a new one
 		}
 		delay := bo.next()
-		w.failures++
+		w.failed(ModeRetrying)
 		w.reportWatch(&watchError{cause: err}, delay)
 		if !w.sleep(delay) {
 			return
@@ -183,30 +185,52 @@ func (w *watch) sleep(d time.Duration) bool {
 }
 
 // reportWatch reports a problem with the watch itself, unless it is the
-// same one as the last reported and nothing healthy happened in between.
+// same one as the last reported and nothing healthy happened in between:
+// then it only logs the retry, at debug level.
 func (w *watch) reportWatch(we *watchError, retryIn time.Duration) {
 	err := w.f.errorf("watch", we)
-	log := w.f.opts.log().With(slog.String("path", w.f.path))
+	again := err.Error() == w.watchProblem
+	level := slog.LevelWarn
+	if again {
+		level = slog.LevelDebug
+	}
+	log := w.f.opts.log()
+	ctx := context.Background()
+	path := slog.String("path", w.f.path)
 	switch {
 	case we.fs != "":
-		log.Warn("keepwatch: no events on this filesystem, polling", slog.String("fs", we.fs),
-			slog.Duration("every", we.polling))
+		log.Log(ctx, level, "keepwatch: no events on this filesystem, polling", path,
+			slog.String("fs", we.fs), slog.Duration("every", we.polling))
 	case we.polling > 0:
-		log.Warn("keepwatch: events unavailable, polling", slog.Any("error", we.cause),
-			slog.Duration("every", we.polling))
+		log.Log(ctx, level, "keepwatch: events unavailable, polling", path,
+			slog.Any("error", we.cause), slog.Duration("every", we.polling))
 	default:
-		log.Warn("keepwatch: watch interrupted", slog.Any("error", we.cause),
-			slog.Int("attempt", w.failures), slog.Duration("retry_in", retryIn))
+		log.Log(ctx, level, "keepwatch: watch interrupted", path,
+			slog.Any("error", we.cause), slog.Int("attempt", w.failures), slog.Duration("retry_in", retryIn))
 	}
-	if err.Error() == w.watchProblem {
+	if again {
 		return
 	}
 	w.watchProblem = err.Error()
 	w.emitError(err)
 }
 
+// failed counts a session that ended in failure; mode is what follows.
+func (w *watch) failed(mode Mode) {
+	w.failures++
+	again := w.fellBack && mode == ModePolling
+	w.fellBack = mode == ModePolling
+	w.f.record(func(st *stats) {
+		if !again {
+			st.restarts++
+		}
+		st.mode, st.dirs = mode, nil
+	})
+}
+
 // armed records that a session is running, and says how it watches.
 func (w *watch) armed(s *session) {
+	w.f.record(func(st *stats) { st.mode = s.mode() })
 	log := w.f.opts.log().With(slog.String("path", w.f.path))
 	switch {
 	case s.polling && w.f.opts.poll > 0:
@@ -217,9 +241,9 @@ func (w *watch) armed(s *session) {
 	case w.failures > 0:
 		log.Info("keepwatch: watch re-armed", slog.Int("attempts", w.failures), slog.Any("dirs", s.chain.dirs))
 	default:
-		log.Debug("keepwatch: watch started", slog.Any("dirs", s.chain.dirs))
+		log.Info("keepwatch: watch started", slog.Any("dirs", s.chain.dirs))
 	}
-	w.failures = 0
+	w.failures, w.fellBack = 0, false
 	w.watchProblem = ""
 	if s.remote != "" && s.remote != w.remoteNoted {
 		w.remoteNoted = s.remote
@@ -228,9 +252,14 @@ func (w *watch) armed(s *session) {
 }
 
 func (w *watch) emitError(err error) {
-	if !w.stopped() {
-		w.cb(nil, err)
+	if w.stopped() {
+		return
 	}
+	w.f.record(func(st *stats) {
+		st.errors++
+		st.lastError, st.lastErrorTime = err, time.Now()
+	})
+	w.cb(nil, err)
 }
 
 // backoff yields exponentially growing, jittered delays from about min up to

@@ -47,9 +47,10 @@ type session struct {
 	armed map[string]bool // directories the notifier watches
 	sig   fs.FileInfo     // fstat of the last successful read, nil if it failed
 
-	pending bool   // a relevant event asks for a read
-	rescan  bool   // events were lost: re-add every watch too
-	settle  settle // the wait for the file to settle, if any
+	pending     bool   // a relevant event asks for a read
+	dirsChanged bool   // armed changed since Stats last saw it
+	rescan      bool   // events were lost: re-add every watch too
+	settle      settle // the wait for the file to settle, if any
 
 	polling bool        // no events: n is noEvents, and the re-check polls
 	remote  string      // the file's filesystem delivers no events for remote changes
@@ -122,7 +123,9 @@ func (s *session) loop() error {
 				return err
 			}
 		}
-		if s.pending {
+		// A refresh can itself ask for another: the chain moved while its
+		// watches were being added. Nothing else would wake the loop for it.
+		for s.pending {
 			s.pending = false
 			if err := s.refresh(reasonEvent, false); err != nil {
 				return err
@@ -162,6 +165,7 @@ func (s *session) onEvent(ev fsnotify.Event) {
 		// The kernel drops the watch of a removed or renamed directory;
 		// the next arm must add it again, even if the path is back.
 		delete(s.armed, name)
+		s.dirsChanged = true
 	}
 	if ev.Has(fsnotify.Write) && s.settle.window > 0 {
 		s.settle.writing(reasonWrite)
@@ -280,6 +284,7 @@ func (s *session) add(dirs []string) error {
 			return fmt.Errorf("add watch on %s: %w", d, err)
 		}
 		s.armed[d] = true
+		s.dirsChanged = true
 	}
 	return nil
 }
@@ -291,10 +296,12 @@ func (s *session) prune() {
 	for d := range s.armed {
 		if !slices.Contains(s.chain.dirs, d) {
 			delete(s.armed, d)
+			s.dirsChanged = true
 			// An error only says the kernel already dropped the watch.
 			_ = s.n.Remove(d)
 		}
 	}
+	s.publishDirs()
 }
 
 // read re-reads the file and delivers what the user has not seen.
@@ -357,6 +364,8 @@ func (w *watch) deliver(why reason, c content, err error) {
 	}
 	f.seen = seenMark{state: seenContent, sum: c.sum}
 	f.delivering = c.data
+	f.stats.updates++
+	f.stats.lastUpdate, f.stats.lastUpdateReason = time.Now(), why
 	f.mu.Unlock()
 	defer func() {
 		f.mu.Lock()

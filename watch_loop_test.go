@@ -3,6 +3,7 @@ package file
 import (
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -206,6 +207,45 @@ func TestWatchesFollowTheChain(t *testing.T) {
 		synctest.Wait()
 		assert.Equal(t, []string{"b\n"}, r.contents())
 		assert.ElementsMatch(t, []string{filepath.Join(root, "etc"), filepath.Join(root, "b")}, n.watched())
+	})
+}
+
+// Found by make soak: the chain moves again while the watch on its new
+// directory is being added, so no event for that move will ever come. The
+// check after the Add sees it, and it must be acted on at once, not at the
+// next event (with re-checks off, never).
+func TestAChainThatMovesDuringTheAddIsFollowed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		root := t.TempDir()
+		for _, d := range []string{"etc", "a", "b", "c"} {
+			require.NoError(t, os.Mkdir(filepath.Join(root, d), 0o755))
+		}
+		for _, d := range []string{"a", "b", "c"} {
+			write(t, filepath.Join(root, d, "real"), d+"\n")
+		}
+		link := filepath.Join(root, "etc", "config")
+		require.NoError(t, os.Symlink("../a/real", link))
+		_, r, fs := watchedFake(t, link)
+		n := fs.last()
+
+		var once sync.Once
+		fs.set(func(fs *fakes) {
+			fs.addErr = func(dir string) error {
+				if dir == filepath.Join(root, "b") {
+					once.Do(func() { // the retarget the event below missed
+						require.NoError(t, os.Remove(link))
+						require.NoError(t, os.Symlink("../c/real", link))
+					})
+				}
+				return nil
+			}
+		})
+		require.NoError(t, os.Remove(link))
+		require.NoError(t, os.Symlink("../b/real", link))
+		n.send(link, fsnotify.Create)
+		synctest.Wait()
+		assert.Equal(t, []string{"b\n", "c\n"}, r.contents())
+		assert.ElementsMatch(t, []string{filepath.Join(root, "etc"), filepath.Join(root, "c")}, n.watched())
 	})
 }
 

@@ -1,4 +1,4 @@
-package file
+package fsinfo
 
 import "syscall"
 
@@ -37,9 +37,9 @@ var fsKinds = map[uint32]struct {
 	0x9660:     {"iso9660", false},
 }
 
-// fsType returns the name of the filesystem holding path ("" if unknown),
+// Type returns the name of the filesystem holding path ("" if unknown),
 // and whether it delivers no events for changes made elsewhere.
-func fsType(path string) (name string, noEvents bool) {
+func Type(path string) (name string, noEvents bool) {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(path, &st); err != nil {
 		return "", false

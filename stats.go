@@ -1,0 +1,122 @@
+package file
+
+import (
+	"encoding/hex"
+	"maps"
+	"slices"
+	"time"
+)
+
+// Mode says how a provider notices changes.
+type Mode string
+
+// The modes of [Stats.Mode].
+const (
+	// ModeStopped: no watch is running.
+	ModeStopped Mode = "stopped"
+	// ModeEvents: filesystem events, with the periodic re-check as a
+	// safety net.
+	ModeEvents Mode = "events"
+	// ModePolling: re-reading at the re-check interval, because events
+	// cannot be had or the filesystem delivers none (see [ErrPolling]).
+	ModePolling Mode = "polling"
+	// ModeRetrying: the watch broke and waits out its backoff before it is
+	// re-armed (see [ErrWatchInterrupted]).
+	ModeRetrying Mode = "retrying"
+)
+
+// Stats is a snapshot of what a provider has done, from [File.Stats]. The
+// counters cover the provider's whole life, across Watch calls, so they
+// suit monitoring systems that expect counters to only grow.
+type Stats struct {
+	Path string // the path given to Provider
+	Mode Mode   // how changes are noticed now
+
+	Updates  uint64 // callbacks fired with new content
+	Restarts uint64 // watches re-armed, or fallen back to polling, after a failure
+	Errors   uint64 // problems reported to the callback (file or watch)
+
+	LastUpdate       time.Time // when the last update was delivered; zero if none
+	LastUpdateReason string    // why it was read: start, restart, event, write or recheck
+	LastError        error     // the last problem reported; nil if none
+	LastErrorTime    time.Time // when it was reported
+
+	// WatchedDirs are the directories the provider watches for events now,
+	// sorted: the file's directory and those of every symlink target on
+	// its way, or the nearest existing ancestor of a missing file.
+	WatchedDirs []string
+
+	// Hash is the hex SHA-256 of the content the application last got,
+	// from ReadBytes or with a callback; "" if it never got any. Compare it
+	// with `sha256sum` of the file to see whether the running config is
+	// the one on disk.
+	Hash string
+}
+
+// stats is what a provider records for Stats. Guarded by File.mu.
+type stats struct {
+	mode             Mode
+	updates          uint64
+	restarts         uint64
+	errors           uint64
+	lastUpdate       time.Time
+	lastUpdateReason reason
+	lastError        error
+	lastErrorTime    time.Time
+	dirs             []string
+}
+
+// Stats returns a snapshot of the provider's state. It is safe to call from
+// any goroutine, including the watch callback, and costs a lock and a copy.
+func (f *File) Stats() Stats {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	st := f.stats
+	s := Stats{
+		Path:             f.path,
+		Mode:             ModeStopped,
+		Updates:          st.updates,
+		Restarts:         st.restarts,
+		Errors:           st.errors,
+		LastUpdate:       st.lastUpdate,
+		LastUpdateReason: string(st.lastUpdateReason),
+		LastError:        st.lastError,
+		LastErrorTime:    st.lastErrorTime,
+	}
+	if f.w != nil && !f.w.stopped() {
+		s.Mode = st.mode
+		s.WatchedDirs = slices.Clone(st.dirs)
+	}
+	if f.seen.state == seenContent {
+		s.Hash = hex.EncodeToString(f.seen.sum[:])
+	}
+	return s
+}
+
+// mode is how the session notices changes.
+func (s *session) mode() Mode {
+	if s.polling || s.remote != "" {
+		return ModePolling
+	}
+	return ModeEvents
+}
+
+// record updates the provider's stats under its lock.
+func (f *File) record(update func(*stats)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	update(&f.stats)
+}
+
+// publishDirs records the directories a session watches, if they changed.
+func (s *session) publishDirs() {
+	if !s.dirsChanged {
+		return
+	}
+	s.dirsChanged = false
+	var dirs []string
+	if !s.polling {
+		dirs = slices.Sorted(maps.Keys(s.armed))
+	}
+	s.f.record(func(st *stats) { st.dirs = dirs })
+}

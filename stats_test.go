@@ -1,0 +1,129 @@
+package file
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func sha(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+func TestStatsFollowTheWatch(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.yaml")
+	write(t, path, "v1\n")
+	f := Provider(path, WithLogger(testLogger(t)), WithBackoff(time.Hour, time.Hour))
+
+	st := f.Stats()
+	assert.Equal(t, Stats{Path: path, Mode: ModeStopped}, st, "nothing read, nothing watched")
+
+	_, err := f.ReadBytes()
+	require.NoError(t, err)
+	assert.Equal(t, sha("v1\n"), f.Stats().Hash, "the baseline is what the application has")
+
+	r := newRecorder(f)
+	require.NoError(t, f.Watch(r.cb))
+	t.Cleanup(func() { _ = f.Unwatch() })
+	st = f.Stats()
+	assert.Equal(t, ModeEvents, st.Mode)
+	assert.Equal(t, []string{dir}, st.WatchedDirs)
+	assert.Zero(t, st.Updates)
+
+	before := time.Now()
+	replace(t, path, "v2\n")
+	r.waitContent(t, "v2\n")
+	st = f.Stats()
+	assert.Equal(t, uint64(1), st.Updates)
+	assert.Equal(t, sha("v2\n"), st.Hash)
+	assert.Equal(t, "event", st.LastUpdateReason)
+	assert.False(t, st.LastUpdate.Before(before))
+	assert.Zero(t, st.Errors)
+
+	require.NoError(t, os.Remove(path))
+	r.waitErr(t, fs.ErrNotExist)
+	st = f.Stats()
+	assert.Equal(t, uint64(1), st.Errors)
+	assert.ErrorIs(t, st.LastError, fs.ErrNotExist)
+	assert.False(t, st.LastErrorTime.Before(st.LastUpdate))
+	assert.Equal(t, sha("v2\n"), st.Hash, "the application still runs v2")
+	assert.Equal(t, ModeEvents, st.Mode, "a missing file is not a broken watch")
+
+	require.NoError(t, f.Unwatch())
+	st = f.Stats()
+	assert.Equal(t, ModeStopped, st.Mode)
+	assert.Empty(t, st.WatchedDirs)
+	assert.Equal(t, uint64(1), st.Updates, "counters outlive the watch")
+}
+
+func TestStatsWatchedDirsFollowTheChain(t *testing.T) {
+	vol := filepath.Join(t.TempDir(), "config")
+	v := newVolume(t, vol, config(1))
+	f, r := watched(t, v.path("config.yaml"))
+	v.update(config(2))
+	r.waitContent(t, config(2)["config.yaml"])
+	require.Eventually(t, func() bool {
+		dirs := f.Stats().WatchedDirs
+		return len(dirs) == 2 && dirs[0] == vol && filepath.Dir(dirs[1]) == vol
+	}, waitFor, tick, "the volume and its current timestamped directory: %v", f.Stats().WatchedDirs)
+}
+
+func TestStatsCountRestartsAndPolling(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		write(t, path, "v1\n")
+		f, r, fs := watchedFake(t, path)
+
+		fs.last().fail(fsnotify.ErrEventOverflow)
+		synctest.Wait()
+		st := f.Stats()
+		assert.Equal(t, ModeRetrying, st.Mode)
+		assert.Empty(t, st.WatchedDirs)
+		assert.Equal(t, uint64(1), st.Restarts)
+		assert.Equal(t, uint64(1), st.Errors)
+		assert.ErrorIs(t, st.LastError, ErrWatchInterrupted)
+
+		time.Sleep(testBackoffMax)
+		synctest.Wait()
+		assert.Equal(t, ModeEvents, f.Stats().Mode)
+		assert.Equal(t, []string{filepath.Dir(path)}, f.Stats().WatchedDirs)
+
+		// Events cannot be had: polling, one restart however often events
+		// are tried again.
+		fs.set(func(fs *fakes) { fs.addErr = func(string) error { return syscall.ENOSPC } })
+		fs.last().fail(syscall.EIO)
+		synctest.Wait()
+		time.Sleep(testBackoffMax)
+		synctest.Wait()
+		restarts := f.Stats().Restarts
+		assert.Equal(t, ModePolling, f.Stats().Mode)
+		advance(3 * eventRetryInterval)
+		st = f.Stats()
+		assert.Equal(t, ModePolling, st.Mode)
+		assert.Empty(t, st.WatchedDirs)
+		assert.Equal(t, restarts, st.Restarts)
+		assert.Len(t, r.errs(), 3, "overflow, EIO, polling: %s", r)
+	})
+}
+
+func TestStatsOfAForcedPoll(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	write(t, path, "v1\n")
+	f, _ := watched(t, path, WithPolling(time.Minute))
+	st := f.Stats()
+	assert.Equal(t, ModePolling, st.Mode)
+	assert.Empty(t, st.WatchedDirs)
+	assert.Zero(t, st.Restarts)
+}
