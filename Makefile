@@ -23,7 +23,7 @@ demo: ## put keepwatch and koanf's stock provider through the same ConfigMap upd
 
 soak: ## random convergence sequences for $(SOAK) (make soak SOAK=1h); full log in soak.out
 	$(GO) test -v -count=1 -timeout 0 -run '^TestConvergence$$' . -args -convergence.soak=$(SOAK) -convergence.parallel=8 2>&1 \
-		| tee soak.out | grep -E '^(soak:|---|FAIL|ok|PASS)|convergence: [0-9]+ sequences|seed [0-9]+:' | grep -v -- '--- PASS: TestConvergence/'
+		| tee soak.out | grep --line-buffered -E '^(soak:|---|FAIL|ok|PASS)|convergence: [0-9]+ sequences|seed [0-9]+:' | grep -v -- '--- PASS: TestConvergence/'
 
 FUZZTIME    ?= 30s
 FUZZ_TARGETS := FuzzResolve FuzzSessionEvents FuzzReadFile

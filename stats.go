@@ -2,6 +2,7 @@ package file
 
 import (
 	"encoding/hex"
+	"encoding/json"
 	"maps"
 	"slices"
 	"time"
@@ -51,6 +52,20 @@ type Stats struct {
 	// with `sha256sum` of the file to see whether the running config is
 	// the one on disk.
 	Hash string
+}
+
+// MarshalJSON renders the stats as JSON, with LastError as its text, so
+// that they can be published as they are (expvar, a status endpoint).
+func (s Stats) MarshalJSON() ([]byte, error) {
+	type plain Stats // without this method
+	var lastError string
+	if s.LastError != nil {
+		lastError = s.LastError.Error()
+	}
+	return json.Marshal(struct {
+		plain
+		LastError string
+	}{plain(s), lastError})
 }
 
 // stats is what a provider records for Stats. Guarded by File.mu.

@@ -3,6 +3,7 @@ package file
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -126,4 +127,16 @@ func TestStatsOfAForcedPoll(t *testing.T) {
 	assert.Equal(t, ModePolling, st.Mode)
 	assert.Empty(t, st.WatchedDirs)
 	assert.Zero(t, st.Restarts)
+}
+
+func TestStatsMarshalJSON(t *testing.T) {
+	st := Stats{Path: "/etc/app.yaml", Mode: ModeEvents, Updates: 2, LastError: fs.ErrNotExist}
+	b, err := json.Marshal(st)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"Mode":"events"`)
+	assert.Contains(t, string(b), `"Updates":2`)
+	assert.Contains(t, string(b), `"LastError":"file does not exist"`)
+	b, err = json.Marshal(Stats{})
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"LastError":""`)
 }

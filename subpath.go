@@ -2,7 +2,6 @@ package file
 
 import (
 	"log/slog"
-	"os"
 
 	"github.com/keepwatch/file/internal/mountinfo"
 )
@@ -38,17 +37,5 @@ func fileMount(mounts []mountinfo.Mount, abs string) (mountinfo.Mount, bool) {
 	if c := resolve(abs, nil); c.real != "" && c.real != abs {
 		paths = append(paths, c.real)
 	}
-	for _, p := range paths {
-		m, ok := mountinfo.At(mounts, p)
-		if !ok {
-			continue
-		}
-		// Mount points are directories, except for bind mounts of a file.
-		// One that cannot be stat'ed is judged by the table alone.
-		if info, err := os.Stat(p); err == nil && info.IsDir() {
-			continue
-		}
-		return m, true
-	}
-	return mountinfo.Mount{}, false
+	return mountinfo.FileMount(mounts, paths...)
 }

@@ -227,8 +227,12 @@ func (s *session) recheck() error {
 	}
 	if s.settle.window > 0 && statErr == nil {
 		// Without events, nothing says whether a writer is done: give it a
-		// window.
-		s.settle.writing(reasonRecheck)
+		// window. A wait already running is not extended: the stat differs
+		// from the last read until the wait ends and reads, so extending
+		// would put every polled update off to the wait's cap.
+		if !s.settle.blocksReads() {
+			s.settle.writing(reasonRecheck)
+		}
 		return nil
 	}
 	s.read(reasonRecheck, true)

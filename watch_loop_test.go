@@ -157,6 +157,22 @@ func TestTheRecheckFindsChangesNoEventReported(t *testing.T) {
 	})
 }
 
+// Found by ExampleWithPolling: a poll faster than the quiet window must not
+// keep putting the read off until the wait's cap.
+func TestAPollFasterThanTheQuietWindowReadsAfterOneWindow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		write(t, path, "v1\n")
+		const window = 100 * time.Millisecond
+		_, r := watched(t, path, WithPolling(10*time.Millisecond), WithQuietWindow(window))
+		synctest.Wait()
+
+		replace(t, path, "v2\n")
+		advance(10*time.Millisecond + window)
+		assert.Equal(t, []string{"v2\n"}, r.contents())
+	})
+}
+
 func TestTheRecheckReadsOnlyWhenTheStatChanged(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "config.yaml")

@@ -114,6 +114,24 @@ func At(mounts []Mount, path string) (Mount, bool) {
 	return Mount{}, false
 }
 
+// FileMount returns the mount of a single file at one of paths, if there is
+// one: what kubelet makes of a subPath volume mount. Mount points are
+// directories, except for bind mounts of a file; one that cannot be
+// stat'ed is judged by the table alone.
+func FileMount(mounts []Mount, paths ...string) (Mount, bool) {
+	for _, p := range paths {
+		m, ok := At(mounts, p)
+		if !ok {
+			continue
+		}
+		if info, err := os.Stat(p); err == nil && info.IsDir() {
+			continue
+		}
+		return m, true
+	}
+	return Mount{}, false
+}
+
 // Containing returns the mount that holds path: the one with the longest
 // mount point that is path or one of its parents; of several, the last.
 func Containing(mounts []Mount, path string) (Mount, bool) {

@@ -1,0 +1,327 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/fsnotify/fsnotify"
+	keepwatch "github.com/keepwatch/file"
+	"github.com/keepwatch/file/internal/fsinfo"
+	"github.com/keepwatch/file/internal/mountinfo"
+)
+
+const doctorAbout = `Checks what decides whether changes to PATH reach a running process: the
+symlink chain from PATH to the file, whether it lives in a kubelet volume
+(ConfigMap, Secret, projected), whether it is a subPath bind mount, the
+filesystem and whether inotify works there, and the inotify instances and
+watches in use against the limits. Exits 1 if it finds a problem that stops
+hot reload, 0 otherwise.`
+
+// severity of a finding.
+type severity int
+
+const (
+	info severity = iota
+	ok
+	warn
+	problem
+)
+
+func (s severity) String() string {
+	return [...]string{"", "ok", "warn", "PROBLEM"}[s]
+}
+
+// report collects the doctor's findings and prints them as it goes.
+type report struct {
+	out   io.Writer
+	worst severity
+}
+
+func (r *report) add(s severity, check, format string, args ...any) {
+	r.worst = max(r.worst, s)
+	fmt.Fprintf(r.out, "%-8s %-11s %s\n", s, check, fmt.Sprintf(format, args...))
+}
+
+func doctorCmd(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
+	fs.Usage = usageFunc(fs, "doctor [flags] PATH", doctorAbout)
+	table := fs.String("mountinfo", mountinfo.Path, "mount table to read (copy a pod's /proc/1/mountinfo to check it elsewhere)")
+	maxSize := fs.Int64("max-size", keepwatch.DefaultMaxSize, "the largest file the provider will read")
+	path, err := parseFlags(fs, args, stderr)
+	if err != nil {
+		return err
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+
+	r := &report{out: stdout}
+	fmt.Fprintf(stdout, "keepwatch doctor %s\n\n", abs)
+	real := r.chain(abs)
+	r.file(real, *maxSize)
+	r.layout(abs)
+	r.mount(abs, real, *table)
+	home := filepath.Dir(real)
+	if real == "" {
+		home = nearestDir(filepath.Dir(abs))
+	}
+	r.filesystem(home)
+	r.inotify(home)
+	r.limits()
+
+	fmt.Fprintln(stdout)
+	switch r.worst {
+	case problem:
+		fmt.Fprintln(stdout, "verdict: hot reload will NOT work until the problems above are fixed")
+		return errProblems
+	case warn:
+		fmt.Fprintln(stdout, "verdict: hot reload will work with keepwatch; read the warnings above")
+	default:
+		fmt.Fprintln(stdout, "verdict: hot reload will work")
+	}
+	return nil
+}
+
+// hop is one symlink on the way from the path to the file.
+type hop struct{ link, target string }
+
+// chain prints each symlink from abs to the file and returns the file's
+// symlink-free path, or "" if it cannot be reached.
+func (r *report) chain(abs string) string {
+	hops, real, err := follow(abs)
+	for i, h := range hops {
+		label := ""
+		if i == 0 {
+			label = "chain"
+		}
+		r.add(info, label, "%s -> %s", h.link, h.target)
+	}
+	if err != nil {
+		r.add(problem, "chain", "%v", err)
+		return ""
+	}
+	if len(hops) == 0 {
+		r.add(info, "chain", "no symlinks: %s", real)
+	} else {
+		r.add(info, "", "= %s", real)
+	}
+	return real
+}
+
+// follow resolves abs one name at a time, as the kernel does, and records
+// each symlink it goes through.
+func follow(abs string) ([]hop, string, error) {
+	var hops []hop
+	cur := "/"
+	rest := strings.Split(strings.TrimPrefix(filepath.Clean(abs), "/"), "/")
+	for len(rest) > 0 {
+		name := rest[0]
+		rest = rest[1:]
+		if name == "" || name == "." {
+			continue
+		}
+		if name == ".." {
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, name)
+		info, err := os.Lstat(next)
+		if err != nil {
+			return hops, "", err
+		}
+		if info.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if len(hops) == 40 {
+			return hops, "", fmt.Errorf("%s: too many levels of symbolic links", abs)
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return hops, "", err
+		}
+		hops = append(hops, hop{next, target})
+		if filepath.IsAbs(target) {
+			cur = "/"
+		}
+		rest = append(strings.Split(target, "/"), rest...)
+	}
+	return hops, cur, nil
+}
+
+func (r *report) file(real string, maxSize int64) {
+	if real == "" {
+		return
+	}
+	f := keepwatch.Provider(real, keepwatch.WithMaxSize(maxSize))
+	data, err := f.ReadBytes()
+	switch {
+	case errors.Is(err, keepwatch.ErrNotRegularFile):
+		r.add(problem, "file", "%s is not a regular file: nothing can be loaded from it", real)
+	case errors.Is(err, keepwatch.ErrFileTooLarge):
+		r.add(problem, "file", "larger than %d bytes, the provider's limit (WithMaxSize)", maxSize)
+	case err != nil:
+		r.add(problem, "file", "%v", err)
+	case len(data) == 0:
+		r.add(warn, "file", "regular, but empty")
+	default:
+		r.add(ok, "file", "regular, %d bytes, readable", len(data))
+	}
+}
+
+// layout tells a kubelet volume by its ..data link, and whether the path
+// goes through it, which is what makes updates visible.
+func (r *report) layout(abs string) {
+	dir := filepath.Dir(abs)
+	data := filepath.Join(dir, "..data")
+	target, err := os.Readlink(data)
+	if err != nil {
+		r.add(info, "layout", "not a kubelet volume (no ..data link in %s)", dir)
+		return
+	}
+	via, _ := os.Readlink(abs)
+	if strings.HasPrefix(filepath.Clean(via), "..data"+string(filepath.Separator)) {
+		r.add(ok, "layout", "kubelet volume (ConfigMap, Secret or projected): ..data -> %s; updates arrive as a ..data swap, which keepwatch follows", target)
+		return
+	}
+	r.add(warn, "layout", "kubelet volume, but %s does not lead through ..data: kubelet updates will not show through it", filepath.Base(abs))
+}
+
+func (r *report) mount(abs, real, table string) {
+	mounts, err := mountinfo.ReadFile(table)
+	if err != nil {
+		r.add(info, "mount", "mount table unavailable: %v", err)
+		return
+	}
+	paths := []string{abs}
+	if real != "" && real != abs {
+		paths = append(paths, real)
+	}
+	if m, found := mountinfo.FileMount(mounts, paths...); found {
+		r.add(problem, "subPath", "%s is a bind mount of a single file (from %s): a Kubernetes subPath mount, which kubelet never updates in a running pod; mount the volume as a directory and read the file inside it", m.Point, m.Root)
+	} else {
+		r.add(ok, "subPath", "not a single-file bind mount")
+	}
+	if m, found := mountinfo.Containing(mounts, abs); found {
+		kind := mountinfo.VolumeKind(m)
+		if kind != "" {
+			kind = ", kubernetes.io~" + kind
+		}
+		r.add(info, "mount", "%s: %s from %s%s", m.Point, m.FSType, m.Root, kind)
+	}
+}
+
+func (r *report) filesystem(dir string) {
+	name, noEvents := fsinfo.Type(dir)
+	switch {
+	case name == "":
+		r.add(info, "filesystem", "unknown type at %s", dir)
+	case noEvents:
+		r.add(warn, "filesystem", "%s: no inotify events for changes made elsewhere (another host, a FUSE daemon); keepwatch polls at its re-check interval, koanf's stock provider never sees them", name)
+	case name == "overlay":
+		r.add(ok, "filesystem", "overlay: events for changes made through this mount; changes made to its lower layers underneath are not seen")
+	default:
+		r.add(ok, "filesystem", "%s: inotify delivers events", name)
+	}
+}
+
+// inotify checks that a watch can be placed where the file lives.
+func (r *report) inotify(dir string) {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		r.add(warn, "inotify", "cannot create an instance (%v): keepwatch falls back to polling", explain(err))
+		return
+	}
+	defer w.Close()
+	if err := w.Add(dir); err != nil {
+		r.add(warn, "inotify", "cannot watch %s (%v): keepwatch falls back to polling", dir, explain(err))
+		return
+	}
+	r.add(ok, "inotify", "a watch on %s works", dir)
+}
+
+func explain(err error) string {
+	switch {
+	case errors.Is(err, syscall.EMFILE):
+		return fmt.Sprintf("%v: max_user_instances reached", err)
+	case errors.Is(err, syscall.ENOSPC):
+		return fmt.Sprintf("%v: max_user_watches reached", err)
+	}
+	return err.Error()
+}
+
+// limits counts the inotify instances and watches of this user's processes
+// that it can see, against the kernel's per-user limits.
+func (r *report) limits() {
+	maxInst, err1 := readInt("/proc/sys/fs/inotify/max_user_instances")
+	maxWatches, err2 := readInt("/proc/sys/fs/inotify/max_user_watches")
+	if err1 != nil || err2 != nil {
+		r.add(info, "limits", "inotify limits unavailable")
+		return
+	}
+	inst, watches, procs := inotifyUsage(os.Getuid())
+	sev := ok
+	if inst*10 >= maxInst*9 || watches*10 >= maxWatches*9 {
+		sev = warn
+	}
+	r.add(sev, "limits", "uid %d uses %d of %d inotify instances and %d of %d watches (%d processes seen; each stock koanf provider takes an instance, keepwatch one per process)",
+		os.Getuid(), inst, maxInst, watches, maxWatches, procs)
+}
+
+// inotifyUsage counts the inotify instances and watches held by processes
+// of uid, over the processes whose descriptors this process may read.
+func inotifyUsage(uid int) (instances, watches, procs int) {
+	pids, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range pids {
+		var st syscall.Stat_t
+		if syscall.Stat(p, &st) != nil || int(st.Uid) != uid {
+			continue
+		}
+		fds, err := os.ReadDir(filepath.Join(p, "fd"))
+		if err != nil {
+			continue
+		}
+		procs++
+		for _, fd := range fds {
+			link, _ := os.Readlink(filepath.Join(p, "fd", fd.Name()))
+			if link != "anon_inode:inotify" {
+				continue
+			}
+			instances++
+			b, _ := os.ReadFile(filepath.Join(p, "fdinfo", fd.Name()))
+			watches += strings.Count(string(b), "inotify wd:")
+		}
+	}
+	return instances, watches, procs
+}
+
+func readInt(path string) (int, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(string(b)))
+}
+
+// nearestDir returns dir or its nearest existing ancestor.
+func nearestDir(dir string) string {
+	for {
+		if info, err := os.Stat(dir); err == nil && info.IsDir() {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return dir
+		}
+		dir = parent
+	}
+}

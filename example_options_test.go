@@ -1,0 +1,189 @@
+package file_test
+
+import (
+	"context"
+	"encoding/json"
+	"expvar"
+	"fmt"
+	"log"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/keepwatch/file"
+)
+
+// exampleFile makes a config file in a temporary directory.
+func exampleFile(content string) (path string, cleanup func()) {
+	dir, err := os.MkdirTemp("", "example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	path = filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	return path, func() { os.RemoveAll(dir) }
+}
+
+// save replaces a file the way editors and kubelet do: write aside, rename.
+func save(path, content string) {
+	if err := os.WriteFile(path+".tmp", []byte(content), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	if err := os.Rename(path+".tmp", path); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// Every option, with its default spelled out.
+func ExampleProvider_options() {
+	f := file.Provider("/etc/app/config.yaml",
+		file.WithRecheckInterval(30*time.Second),                       // safety-net re-check; 0 turns it off
+		file.WithQuietWindow(100*time.Millisecond),                     // wait for in-place writes to stop
+		file.WithBackoff(25*time.Millisecond, 3*time.Second),           // re-arm delays after a failure
+		file.WithMaxSize(16<<20),                                       // refuse larger files
+		file.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, nil))), // default: slog.Default()
+	)
+	fmt.Println(f.Stats().Mode)
+	// Output: stopped
+}
+
+// On NFS, SMB or FUSE, inotify says nothing about changes made on another
+// host: poll instead. (keepwatch notices such filesystems and polls by
+// itself; the option is for the ones it cannot tell.)
+func ExampleWithPolling() {
+	path, cleanup := exampleFile("v: 1\n")
+	defer cleanup()
+
+	f := file.Provider(path, file.WithPolling(50*time.Millisecond))
+	if _, err := f.ReadBytes(); err != nil {
+		log.Fatal(err)
+	}
+	got := make(chan struct{}, 1)
+	if err := f.Watch(func(event any, err error) {
+		if err == nil {
+			got <- struct{}{}
+		}
+	}); err != nil {
+		log.Fatal(err)
+	}
+	defer f.Unwatch()
+	fmt.Println(f.Stats().Mode)
+
+	save(path, "v: 2\n")
+	<-got
+	fmt.Println("seen by polling")
+	// Output:
+	// polling
+	// seen by polling
+}
+
+// The log has one record per change of state, never one per filesystem
+// event. Here the time and the temporary paths are left out.
+func ExampleWithLogger() {
+	path, cleanup := exampleFile("v: 1\n")
+	defer cleanup()
+
+	drop := func(groups []string, a slog.Attr) slog.Attr {
+		switch a.Key {
+		case slog.TimeKey, "path", "dirs":
+			return slog.Attr{}
+		}
+		return a
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{ReplaceAttr: drop}))
+	f := file.Provider(path, file.WithLogger(logger))
+	if _, err := f.ReadBytes(); err != nil {
+		log.Fatal(err)
+	}
+	got := make(chan struct{}, 1)
+	if err := f.Watch(func(event any, err error) {
+		if err == nil {
+			got <- struct{}{}
+		}
+	}); err != nil {
+		log.Fatal(err)
+	}
+	save(path, "v: 2\n")
+	<-got
+	f.Unwatch()
+	// Output:
+	// level=INFO msg="keepwatch: watch started"
+	// level=INFO msg="keepwatch: update delivered" reason=event size=5 sha256=ec0bebf2a1a2
+}
+
+// A watch that ends with its context, as koanf users asked for (koanf #340).
+func ExampleFile_WatchWithContext() {
+	path, cleanup := exampleFile("v: 1\n")
+	defer cleanup()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	f := file.Provider(path)
+	if err := f.WatchWithContext(ctx, func(event any, err error) {}); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(f.Stats().Mode)
+	cancel()
+	f.Unwatch() // returns once the watch goroutine is gone
+	fmt.Println(f.Stats().Mode)
+	// Output:
+	// events
+	// stopped
+}
+
+// Stats marshal to JSON as they are, so expvar can publish them at
+// /debug/vars next to the process's own figures.
+func ExampleFile_Stats_expvar() {
+	path, cleanup := exampleFile("v: 1\n")
+	defer cleanup()
+
+	f := file.Provider(path)
+	expvar.Publish("config_watch", expvar.Func(func() any { return f.Stats() }))
+	if _, err := f.ReadBytes(); err != nil {
+		log.Fatal(err)
+	}
+	if err := f.Watch(func(event any, err error) {}); err != nil {
+		log.Fatal(err)
+	}
+	defer f.Unwatch()
+
+	var published struct {
+		Mode    string
+		Updates uint64
+		Hash    string
+	}
+	if err := json.Unmarshal([]byte(expvar.Get("config_watch").String()), &published); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(published.Mode, published.Updates, published.Hash[:12])
+	// Output: events 0 ecd05c925a11
+}
+
+// Stats feed any metrics system without keepwatch importing it. With
+// Prometheus, a prometheus.Collector's Collect sends the same figures with
+// prometheus.MustNewConstMetric (see the README); here they are written in
+// the text exposition format.
+func ExampleFile_Stats_prometheus() {
+	path, cleanup := exampleFile("v: 1\n")
+	defer cleanup()
+	f := file.Provider(path)
+
+	st := f.Stats()
+	polling := 0
+	if st.Mode == file.ModePolling {
+		polling = 1
+	}
+	fmt.Printf("keepwatch_updates_total %d\n", st.Updates)
+	fmt.Printf("keepwatch_restarts_total %d\n", st.Restarts)
+	fmt.Printf("keepwatch_errors_total %d\n", st.Errors)
+	fmt.Printf("keepwatch_polling %d\n", polling)
+	fmt.Printf("keepwatch_last_update_timestamp_seconds %d\n", max(0, st.LastUpdate.Unix()))
+	// Output:
+	// keepwatch_updates_total 0
+	// keepwatch_restarts_total 0
+	// keepwatch_errors_total 0
+	// keepwatch_polling 0
+	// keepwatch_last_update_timestamp_seconds 0
+}
