@@ -220,25 +220,37 @@ func (f *File) watching() bool {
 // and the watch ends when the callback returns. Unwatch is idempotent and
 // safe to call from any goroutine; Watch may be called again afterwards.
 func (f *File) Unwatch() error {
-	f.mu.Lock()
-	w := f.w
-	self := w != nil && w.runsOnCaller()
-	f.mu.Unlock()
-	if w == nil {
-		return nil
+	// A callback running while we wait may call Watch: stop that watch too,
+	// or it would deliver after Unwatch has returned.
+	for {
+		f.mu.Lock()
+		w := f.w
+		self := w != nil && w.runsOnCaller()
+		f.mu.Unlock()
+		if w == nil {
+			return nil
+		}
+		w.stop()
+		if self {
+			// Keep w as f.w: a Watch from this same callback must wait for it.
+			return nil
+		}
+		<-w.done
+		if f.forget(w) {
+			return nil
+		}
 	}
-	w.stop()
-	if self {
-		// Keep w as f.w: a Watch from this same callback must wait for it.
-		return nil
-	}
-	<-w.done
+}
+
+// forget clears f.w if it is still w, and reports whether it was.
+func (f *File) forget(w *watch) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.w == w {
-		f.w = nil
+	if f.w != w {
+		return false
 	}
-	return nil
+	f.w = nil
+	return true
 }
 
 // errorf wraps err as an *fs.PathError on the provider's path.

@@ -516,6 +516,40 @@ func TestRewatchFromInsideTheCallback(t *testing.T) {
 	assert.False(t, overlap.Load(), "two callbacks ran at once")
 }
 
+// Found by TestConcurrentUseIsRaceFree: a callback that calls Watch while
+// another goroutine's Unwatch waits for it must not leave a watch running
+// after that Unwatch returns.
+func TestUnwatchAlsoStopsAWatchItsWaitedForCallbackStarted(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	write(t, path, "v1\n")
+	f := Provider(path, WithLogger(testLogger(t)))
+	_, _ = f.ReadBytes()
+	entered, release := make(chan struct{}), make(chan struct{})
+	var first atomic.Bool
+	cb := func(any, error) {}
+	require.NoError(t, f.Watch(func(_ any, err error) {
+		if err != nil || !first.CompareAndSwap(false, true) {
+			return
+		}
+		close(entered)
+		<-release
+		assert.NoError(t, f.Watch(cb), "the Unwatch under way has stopped this watch")
+	}))
+	replace(t, path, "v2\n")
+	<-entered
+
+	unwatched := make(chan struct{})
+	go func() { assert.NoError(t, f.Unwatch()); close(unwatched) }()
+	require.Eventually(t, func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.w.stopped()
+	}, waitFor, tick, "Unwatch is waiting for the callback")
+	close(release)
+	<-unwatched
+	assert.Equal(t, ModeStopped, f.Stats().Mode, "no watch outlives Unwatch")
+}
+
 func TestWatchWithContextStopsWhenTheContextIsDone(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	write(t, path, "v1\n")

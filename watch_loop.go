@@ -88,11 +88,15 @@ func (s *session) run(w *watch, why reason, c content, err error) error {
 }
 
 func (s *session) loop() error {
-	var tick <-chan time.Time
-	if d := s.recheckEvery(); d > 0 {
-		t := time.NewTicker(d)
-		defer t.Stop()
-		tick = t.C
+	var (
+		tick    <-chan time.Time
+		recheck *time.Timer
+		every   = s.recheckEvery()
+	)
+	if every > 0 {
+		recheck = time.NewTimer(untilTick(every))
+		defer recheck.Stop()
+		tick = recheck.C
 	}
 	var retry <-chan time.Time
 	if s.retry != nil {
@@ -119,6 +123,7 @@ func (s *session) loop() error {
 				return err
 			}
 		case <-tick:
+			recheck.Reset(untilTick(every))
 			if err := s.recheck(); err != nil {
 				return err
 			}
@@ -132,6 +137,16 @@ func (s *session) loop() error {
 			}
 		}
 	}
+}
+
+// untilTick returns the time until the next multiple of every on the clock.
+// Every provider with the same interval re-checks at the same instants, so
+// ten thousand of them wake the process once per interval rather than ten
+// thousand times at scattered moments: on some virtual machines a wake-up
+// from sleep costs far more than the stat it is for.
+func untilTick(every time.Duration) time.Duration {
+	now := time.Now()
+	return now.Truncate(every).Add(every).Sub(now)
 }
 
 // recheckEvery is the session's re-check interval: the poll interval when
