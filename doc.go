@@ -46,9 +46,27 @@
 // filesystems that deliver none. Only [File.Unwatch] or the context given
 // to [File.WatchWithContext] ends a watch.
 //
+// # Cost
+//
+// All providers in a process share one fsnotify watcher, so one inotify
+// instance, with directory watches counted and events dispatched only to
+// the providers whose path they name. When inotify cannot be had, or the
+// file is on a filesystem that reports no remote changes (NFS, SMB, FUSE),
+// a provider polls at its re-check interval and says so ([ErrPolling]).
+//
+// # Operating
+//
+// The provider logs one record per change of state to its [slog.Logger]
+// ([WithLogger]; [slog.Default] unless set): watch started, update
+// delivered, file problem and file back, watch interrupted and re-armed,
+// polling. [File.Stats] tells the same as figures, for expvar or a metrics
+// system. The keepwatch command (cmd/keepwatch) watches a path from a shell
+// and diagnoses why a path does not reload.
+//
 // # Kubernetes
 //
 // Mount the ConfigMap or Secret as a directory and read the key's path
 // inside it. Never mount a single key with subPath: kubelet never updates a
-// subPath mount in a running pod, so no watcher can ever see a change.
+// subPath mount in a running pod, so no watcher can ever see a change. The
+// provider recognizes such a mount and reports [ErrSubPathMount] once.
 package file
