@@ -37,6 +37,23 @@ func save(path, content string) {
 	}
 }
 
+// loadAndWatch reads f, as k.Load would, and watches it; the channel gets a
+// value per update.
+func loadAndWatch(f *file.File) <-chan struct{} {
+	if _, err := f.ReadBytes(); err != nil {
+		log.Fatal(err)
+	}
+	got := make(chan struct{}, 1)
+	if err := f.Watch(func(event any, err error) {
+		if err == nil {
+			got <- struct{}{}
+		}
+	}); err != nil {
+		log.Fatal(err)
+	}
+	return got
+}
+
 // Every option, with its default spelled out.
 func ExampleProvider_options() {
 	f := file.Provider("/etc/app/config.yaml",
@@ -58,17 +75,7 @@ func ExampleWithPolling() {
 	defer cleanup()
 
 	f := file.Provider(path, file.WithPolling(50*time.Millisecond))
-	if _, err := f.ReadBytes(); err != nil {
-		log.Fatal(err)
-	}
-	got := make(chan struct{}, 1)
-	if err := f.Watch(func(event any, err error) {
-		if err == nil {
-			got <- struct{}{}
-		}
-	}); err != nil {
-		log.Fatal(err)
-	}
+	got := loadAndWatch(f)
 	defer f.Unwatch()
 	fmt.Println(f.Stats().Mode)
 
@@ -95,17 +102,7 @@ func ExampleWithLogger() {
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{ReplaceAttr: drop}))
 	f := file.Provider(path, file.WithLogger(logger))
-	if _, err := f.ReadBytes(); err != nil {
-		log.Fatal(err)
-	}
-	got := make(chan struct{}, 1)
-	if err := f.Watch(func(event any, err error) {
-		if err == nil {
-			got <- struct{}{}
-		}
-	}); err != nil {
-		log.Fatal(err)
-	}
+	got := loadAndWatch(f)
 	save(path, "v: 2\n")
 	<-got
 	f.Unwatch()

@@ -54,30 +54,37 @@ func blockingRecorder(f *File) (r *recorder, cb func(any, error), entered, relea
 	return r, cb, entered, release
 }
 
+// floodWhileBlocked watches a file, holds the callback of its first update,
+// creates more files beside it than the kernel's queue holds, updates it
+// again, lets the callback go, and waits for the final content.
+func floodWhileBlocked(t *testing.T, opts ...Option) *recorder {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.yaml")
+	write(t, path, "v1\n")
+	f := Provider(path, append([]Option{WithLogger(testLogger(t))}, opts...)...)
+	_, _ = f.ReadBytes()
+	r, cb, entered, release := blockingRecorder(f)
+	require.NoError(t, f.Watch(cb))
+	t.Cleanup(func() { require.NoError(t, f.Unwatch()) })
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(unblock) // runs before the Unwatch above
+
+	replace(t, path, "v2\n")
+	<-entered
+	flood(t, dir, maxQueuedEvents(t)+2000)
+	replace(t, path, "final\n")
+	unblock()
+	r.waitContent(t, "final\n")
+	return r
+}
+
 // A watch with its own inotify instance, whose only reader is stuck in a
 // slow callback, overflows the kernel's queue for real. It survives: the
 // overflow is reported, the watch re-armed, and the final content delivered.
 func TestARealQueueOverflowIsSurvived(t *testing.T) {
-	n := maxQueuedEvents(t) + 2000
-	dir := t.TempDir()
-	path := filepath.Join(dir, "config.yaml")
-	write(t, path, "v1\n")
-	f := Provider(path, withNotifier(newFsnotify), WithLogger(testLogger(t)))
-	_, _ = f.ReadBytes()
-	r, cb, entered, release := blockingRecorder(f)
-	require.NoError(t, f.Watch(cb))
-	defer f.Unwatch()
-	var once sync.Once
-	unblock := func() { once.Do(func() { close(release) }) }
-	defer unblock()
-
-	replace(t, path, "v2\n")
-	<-entered
-	flood(t, dir, n)
-	replace(t, path, "final\n")
-	unblock()
-
-	r.waitContent(t, "final\n")
+	r := floodWhileBlocked(t, withNotifier(newFsnotify))
 	var overflowed bool
 	for _, err := range r.errs() {
 		overflowed = overflowed || errors.Is(err, fsnotify.ErrEventOverflow)
@@ -89,25 +96,6 @@ func TestARealQueueOverflowIsSurvived(t *testing.T) {
 // the hub keeps reading, and the stuck session only loses events it then
 // rescans for.
 func TestASlowCallbackCannotOverflowTheSharedQueue(t *testing.T) {
-	n := maxQueuedEvents(t) + 2000
-	dir := t.TempDir()
-	path := filepath.Join(dir, "config.yaml")
-	write(t, path, "v1\n")
-	f := Provider(path, WithLogger(testLogger(t)))
-	_, _ = f.ReadBytes()
-	r, cb, entered, release := blockingRecorder(f)
-	require.NoError(t, f.Watch(cb))
-	defer f.Unwatch()
-	var once sync.Once
-	unblock := func() { once.Do(func() { close(release) }) }
-	defer unblock()
-
-	replace(t, path, "v2\n")
-	<-entered
-	flood(t, dir, n)
-	replace(t, path, "final\n")
-	unblock()
-
-	r.waitContent(t, "final\n")
+	r := floodWhileBlocked(t)
 	assert.Empty(t, r.errs(), "nothing overflowed")
 }
