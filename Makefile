@@ -26,12 +26,14 @@ soak: ## random convergence sequences for $(SOAK) (make soak SOAK=1h); full log 
 		| tee soak.out | grep --line-buffered -E '^(soak:|---|FAIL|ok|PASS)|convergence: [0-9]+ sequences|seed [0-9]+:' | grep -v -- '--- PASS: TestConvergence/'
 
 FUZZTIME    ?= 30s
-FUZZ_TARGETS := FuzzResolve FuzzSessionEvents FuzzReadFile
+# package:target
+FUZZ_TARGETS := ./internal/chain:FuzzResolve .:FuzzSessionEvents .:FuzzReadFile
 
 fuzz: ## run each fuzz target for $(FUZZTIME) (make fuzz FUZZTIME=5m)
-	@for t in $(FUZZ_TARGETS); do \
-		echo "== $$t"; \
-		$(GO) test -run='^$$' -fuzz="^$$t\$$" -fuzztime=$(FUZZTIME) . || exit 1; \
+	@for pt in $(FUZZ_TARGETS); do \
+		pkg=$${pt%%:*}; t=$${pt##*:}; \
+		echo "== $$t ($$pkg)"; \
+		$(GO) test -run='^$$' -fuzz="^$$t\$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
 	done
 
 BENCHCOUNT  ?= 1

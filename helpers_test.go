@@ -245,3 +245,46 @@ func ctxWithCancel(t testing.TB) (context.Context, context.CancelFunc) {
 	t.Cleanup(cancel)
 	return ctx, cancel
 }
+
+// gate holds the goroutines that pass it until the test opens it, and tells
+// the test when the first has arrived: a callback that blocks where the
+// test wants it. It opens by itself when the test ends; a cleanup that
+// waits for a callback held at it must release it first.
+type gate struct {
+	arrived, opened chan struct{}
+	arrive, open    sync.Once
+}
+
+func newGate(t testing.TB) *gate {
+	g := &gate{arrived: make(chan struct{}), opened: make(chan struct{})}
+	t.Cleanup(g.release)
+	return g
+}
+
+// pass waits at the gate until it opens.
+func (g *gate) pass() {
+	g.arrive.Do(func() { close(g.arrived) })
+	<-g.opened
+}
+
+// reached waits until a goroutine is at the gate.
+func (g *gate) reached(t testing.TB) {
+	t.Helper()
+	select {
+	case <-g.arrived:
+	case <-time.After(waitFor):
+		t.Fatal("nothing reached the gate")
+	}
+}
+
+// release opens the gate for good.
+func (g *gate) release() { g.open.Do(func() { close(g.opened) }) }
+
+// witness watches path with a provider of its own, so that a test can wait
+// until a change has been through the shared watcher: once the witness has
+// delivered it, a watch that were still running would have had it too.
+func witness(t testing.TB, path string) *recorder {
+	t.Helper()
+	_, r := watched(t, path, WithQuietWindow(0))
+	return r
+}

@@ -9,65 +9,62 @@ import (
 )
 
 // subBuffer is how many events a subscription holds for its session. Its
-// last slot is kept for lostEvent, so dispatch never blocks: a session busy
-// in a slow callback loses events, not the hub's time, and rescans.
+// last slot is kept for the opLost event, so dispatch never blocks: a
+// session busy in a slow callback loses events, not the hub's time, and
+// rescans.
 const subBuffer = 16
-
-// lostEvent tells a session that events for it were dropped, so it must
-// re-resolve and re-read rather than trust the events it has.
-var lostEvent = fsnotify.Event{}
 
 // processHub is the hub every provider shares unless a test injects
 // another notifier.
-var processHub = newHub(newFsnotify)
+var processHub = newHub(newFsnotifyBackend)
 
-// hub shares one fsnotify watcher, so one inotify instance, among every
-// watch in the process. Linux allows 128 instances per user across all of
-// that user's processes; one per provider would run out.
+// hub shares one backend, so one inotify instance, among every watch in the
+// process. Linux allows 128 instances per user across all of that user's
+// processes; one per provider would run out.
 //
-// The watcher is created when the first subscription arrives and closed when
-// the last one leaves. Directory watches are counted, so a directory that
-// several providers need is watched once. The hub's reader dispatches each
-// event only to the subscriptions that want the path it names (see
+// The backend is created when the first subscription arrives and closed
+// when the last one leaves. Directory watches are counted, so a directory
+// that several providers need is watched once. The hub's reader dispatches
+// each event only to the subscriptions that want the path it names (see
 // notifier.Want), and events on a watched directory itself to those
 // watching it: ten thousand files in one directory do not wake ten thousand
-// sessions for each change to one of them. A fault
-// of the shared watcher (an error, an overflow, a closed channel) goes to
-// every subscription, whose sessions then re-arm, each with a full re-read;
-// the first of them to come back makes the hub's next watcher, once.
+// sessions for each change to one of them. A fault of the backend (an
+// error, an overflow, a closed channel) goes to every subscription, whose
+// sessions then re-arm, each with a full re-read; the first of them to come
+// back makes the hub's next backend, once.
 type hub struct {
-	newWatcher func() (notifier, error)
+	newBackend func() (backend, error)
 
-	mu    sync.Mutex
-	cur   *generation                       // nil until needed, and after a fault
-	dying []*generation                     // failed generations whose reader may still run
-	dirs  map[string]map[*subscription]bool // directory → subscriptions watching it
-	names map[string]map[*subscription]bool // path → subscriptions wanting its events
-	subs  map[*subscription]bool            // subscriptions of cur
+	mu     sync.Mutex
+	cur    *generation                       // nil until needed, and after a fault
+	failed []*generation                     // failed generations whose reader may still run
+	dirs   map[string]map[*subscription]bool // directory → subscriptions watching it
+	names  map[string]map[*subscription]bool // path → subscriptions wanting its events
+	subs   map[*subscription]bool            // subscriptions of cur
 }
 
-// generation is one fsnotify watcher of the hub and its reader goroutine.
+// generation is one backend of the hub and its reader goroutine.
 type generation struct {
-	w    notifier
+	b    backend
 	stop chan struct{} // closed to end the reader
 	done chan struct{} // closed when the reader has exited
 }
 
-func newHub(newWatcher func() (notifier, error)) *hub {
-	return &hub{newWatcher: newWatcher}
+func newHub(newBackend func() (backend, error)) *hub {
+	return &hub{newBackend: newBackend}
 }
 
-// subscribe returns a notifier that shares the hub's watcher. It is the
+// subscribe returns a notifier that shares the hub's backend. It is the
 // notifier providers use by default.
 func (h *hub) subscribe() (notifier, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.cur == nil {
-		w, err := h.newWatcher()
+		b, err := h.newBackend()
 		if err != nil {
 			return nil, err
 		}
-		h.cur = &generation{w: w, stop: make(chan struct{}), done: make(chan struct{})}
+		h.cur = &generation{b: b, stop: make(chan struct{}), done: make(chan struct{})}
 		h.dirs = make(map[string]map[*subscription]bool)
 		h.names = make(map[string]map[*subscription]bool)
 		h.subs = make(map[*subscription]bool)
@@ -76,7 +73,7 @@ func (h *hub) subscribe() (notifier, error) {
 	s := &subscription{
 		h:      h,
 		g:      h.cur,
-		events: make(chan fsnotify.Event, subBuffer),
+		events: make(chan event, subBuffer),
 		errors: make(chan error, 1),
 		dirs:   make(map[string]bool),
 		want:   make(map[string]bool),
@@ -85,7 +82,7 @@ func (h *hub) subscribe() (notifier, error) {
 	return s, nil
 }
 
-// read dispatches one generation's events until its watcher fails or is
+// read dispatches one generation's events until its backend fails or is
 // closed.
 func (h *hub) read(g *generation) {
 	defer close(g.done)
@@ -93,13 +90,13 @@ func (h *hub) read(g *generation) {
 		select {
 		case <-g.stop:
 			return
-		case ev, ok := <-g.w.Events():
+		case ev, ok := <-g.b.Events():
 			if !ok {
 				h.fail(g, errEventsClosed)
 				return
 			}
 			h.dispatch(g, ev)
-		case err, ok := <-g.w.Errors():
+		case err, ok := <-g.b.Errors():
 			if !ok {
 				err = errErrorsClosed
 			}
@@ -112,25 +109,25 @@ func (h *hub) read(g *generation) {
 // dispatch hands an event to the subscriptions that want the path it
 // names, and, for an event on a watched directory itself, to those
 // watching it.
-func (h *hub) dispatch(g *generation, ev fsnotify.Event) {
-	name := filepath.Clean(ev.Name)
+func (h *hub) dispatch(g *generation, fev fsnotify.Event) {
+	ev := event{name: filepath.Clean(fev.Name), op: opOf(fev.Op)}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.cur != g {
 		return
 	}
-	for s := range h.names[name] {
-		s.deliver(ev)
+	for s := range h.names[ev.name] {
+		s.deliverLocked(ev)
 	}
-	for s := range h.dirs[name] {
-		if !s.want[name] {
-			s.deliver(ev)
+	for s := range h.dirs[ev.name] {
+		if !s.want[ev.name] {
+			s.deliverLocked(ev)
 		}
 	}
 }
 
-// fail ends a generation whose watcher broke: every subscription gets the
-// error and is cut loose, and the next subscription makes a new watcher.
+// fail ends a generation whose backend broke: every subscription gets the
+// error and is cut loose, and the next subscription makes a new backend.
 // A generation that was closed on purpose is not current any more, and
 // ends quietly.
 func (h *hub) fail(g *generation, err error) {
@@ -147,10 +144,10 @@ func (h *hub) fail(g *generation, err error) {
 		}
 	}
 	h.cur, h.dirs, h.names, h.subs = nil, nil, nil, nil
-	h.dying = append(slices.DeleteFunc(h.dying, exited), g)
+	h.failed = append(slices.DeleteFunc(h.failed, exited), g)
 	h.mu.Unlock()
-	// The reader is this goroutine; fsnotify's Close waits only for its own.
-	_ = g.w.Close()
+	// The reader is this goroutine; a backend's Close waits only for its own.
+	_ = g.b.Close()
 }
 
 func exited(g *generation) bool {
@@ -162,7 +159,7 @@ func exited(g *generation) bool {
 	}
 }
 
-// leave removes a subscription. When it was the last one, the watcher is
+// leave removes a subscription. When it was the last one, the backend is
 // closed, and leave waits for every reader goroutine to exit, so that no
 // goroutine outlives the last watch.
 func (h *hub) leave(s *subscription) {
@@ -172,42 +169,41 @@ func (h *hub) leave(s *subscription) {
 		return
 	}
 	for dir := range s.dirs {
-		h.unref(s, dir)
+		h.releaseLocked(s, dir)
 	}
 	for path := range s.want {
-		h.unwant(s, path)
+		h.unwantLocked(s, path)
 	}
 	delete(h.subs, s)
 	if len(h.subs) > 0 {
 		h.mu.Unlock()
 		return
 	}
-	last, dying := h.cur, h.dying
-	h.cur, h.dirs, h.names, h.subs, h.dying = nil, nil, nil, nil, nil
+	last, failed := h.cur, h.failed
+	h.cur, h.dirs, h.names, h.subs, h.failed = nil, nil, nil, nil, nil
 	h.mu.Unlock()
 
 	close(last.stop)
-	_ = last.w.Close()
+	_ = last.b.Close()
 	<-last.done
-	for _, g := range dying {
+	for _, g := range failed {
 		<-g.done
 	}
 }
 
-// unref drops s's reference to dir, and the watch when it was the last.
-// Called with h.mu held.
-func (h *hub) unref(s *subscription, dir string) {
+// releaseLocked drops s's reference to dir, and the watch when it was the
+// last.
+func (h *hub) releaseLocked(s *subscription, dir string) {
 	subs := h.dirs[dir]
 	delete(subs, s)
 	if len(subs) == 0 {
 		delete(h.dirs, dir)
-		// An error only says the kernel already dropped the watch.
-		_ = h.cur.w.Remove(dir)
+		h.cur.b.Remove(dir)
 	}
 }
 
-// unwant drops s's wish for path's events. Called with h.mu held.
-func (h *hub) unwant(s *subscription, path string) {
+// unwantLocked drops s's wish for path's events.
+func (h *hub) unwantLocked(s *subscription, path string) {
 	subs := h.names[path]
 	delete(subs, s)
 	if len(subs) == 0 {
@@ -219,15 +215,20 @@ func (h *hub) unwant(s *subscription, path string) {
 type subscription struct {
 	h      *hub
 	g      *generation // the generation it belongs to
-	events chan fsnotify.Event
+	events chan event
 	errors chan error
 
 	// Guarded by h.mu.
 	dirs   map[string]bool
 	want   map[string]bool
-	lost   bool // lostEvent is queued and events since were dropped
+	lost   bool // an opLost event is queued and events since were dropped
 	broken bool // its generation failed; it only waits to be closed
 	closed bool
+}
+
+// liveLocked reports whether s may still change the hub's state.
+func (s *subscription) liveLocked() bool {
+	return !s.closed && !s.broken && s.h.cur == s.g
 }
 
 // Add watches dir. It adds the watch to the kernel even if another
@@ -237,10 +238,10 @@ func (s *subscription) Add(dir string) error {
 	h := s.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if s.closed || s.broken || h.cur != s.g {
+	if !s.liveLocked() {
 		return fsnotify.ErrClosed
 	}
-	if err := s.g.w.Add(dir); err != nil {
+	if err := s.g.b.Add(dir); err != nil {
 		return err
 	}
 	if !s.dirs[dir] {
@@ -254,16 +255,15 @@ func (s *subscription) Add(dir string) error {
 }
 
 // Remove stops watching dir, for this subscription.
-func (s *subscription) Remove(dir string) error {
+func (s *subscription) Remove(dir string) {
 	h := s.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if s.closed || s.broken || h.cur != s.g || !s.dirs[dir] {
-		return nil
+	if !s.liveLocked() || !s.dirs[dir] {
+		return
 	}
 	delete(s.dirs, dir)
-	h.unref(s, dir)
-	return nil
+	h.releaseLocked(s, dir)
 }
 
 // Want asks for the events that name path.
@@ -271,7 +271,7 @@ func (s *subscription) Want(path string) {
 	h := s.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if s.closed || s.broken || h.cur != s.g || s.want[path] {
+	if !s.liveLocked() || s.want[path] {
 		return
 	}
 	s.want[path] = true
@@ -286,19 +286,19 @@ func (s *subscription) Forget(keep map[string]bool) {
 	h := s.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if s.closed || s.broken || h.cur != s.g {
+	if !s.liveLocked() {
 		return
 	}
 	for path := range s.want {
 		if !keep[path] {
 			delete(s.want, path)
-			h.unwant(s, path)
+			h.unwantLocked(s, path)
 		}
 	}
 }
 
-func (s *subscription) Events() <-chan fsnotify.Event { return s.events }
-func (s *subscription) Errors() <-chan error          { return s.errors }
+func (s *subscription) Events() <-chan event { return s.events }
+func (s *subscription) Errors() <-chan error { return s.errors }
 
 // Close leaves the hub. It is idempotent.
 func (s *subscription) Close() error {
@@ -313,8 +313,8 @@ func (s *subscription) Close() error {
 	return nil
 }
 
-// deliver queues an event without blocking. Called with h.mu held.
-func (s *subscription) deliver(ev fsnotify.Event) {
+// deliverLocked queues an event without blocking.
+func (s *subscription) deliverLocked(ev event) {
 	if s.closed {
 		return
 	}
@@ -325,6 +325,6 @@ func (s *subscription) deliver(ev fsnotify.Event) {
 	}
 	if !s.lost {
 		s.lost = true
-		s.events <- lostEvent // fits: the last slot is kept for it
+		s.events <- event{op: opLost} // fits: the last slot is kept for it
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -63,8 +62,8 @@ func TestLogHasOneRecordPerStateChange(t *testing.T) {
 			replace(t, path, fmt.Sprintf("v%d\n", i+2))
 		}
 		for range 20 {
-			n.send(path, fsnotify.Create)
-			n.send(path, fsnotify.Chmod)
+			send(n, path, opCreate)
+			send(n, path, opAttrib)
 		}
 		advance(time.Second)
 		assert.Equal(t, []string{"INFO keepwatch: watch started", "INFO keepwatch: update delivered"},
@@ -87,10 +86,10 @@ func TestLogHasOneRecordPerStateChange(t *testing.T) {
 
 		// Missing, then back.
 		_ = os.Remove(path)
-		fs.last().send(path, fsnotify.Remove)
+		send(fs.last(), path, opRemove)
 		advance(time.Second)
 		write(t, path, "v9\n")
-		fs.last().send(path, fsnotify.Create)
+		send(fs.last(), path, opCreate)
 		advance(time.Second)
 		assert.Equal(t, []string{
 			"WARN keepwatch: watch interrupted",

@@ -28,14 +28,6 @@ const (
 	DefaultMaxSize = 16 << 20
 )
 
-// eventRetryInterval is how often a provider that fell back to polling
-// tries filesystem events again.
-const eventRetryInterval = 30 * time.Second
-
-// maxWaitFactor bounds how long a file that is written without pause can
-// delay a read: maxWaitFactor quiet windows after the first write.
-const maxWaitFactor = 10
-
 // Option configures a provider; pass options to [Provider].
 type Option func(*options)
 

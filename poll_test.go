@@ -62,7 +62,7 @@ func TestEventsUnavailableFallsBackToPollingAndBack(t *testing.T) {
 				require.NotNil(t, n)
 				assert.Equal(t, []string{filepath.Dir(path)}, n.watched())
 				replace(t, path, "v3\n")
-				n.send(path, fsnotify.Create)
+				send(n, path, opCreate)
 				synctest.Wait()
 				assert.Equal(t, []string{"v2\n", "v3\n"}, r.contents())
 				assert.Len(t, r.errs(), 1)

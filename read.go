@@ -16,6 +16,39 @@ type content struct {
 	info fs.FileInfo // fstat of the file that was read, for the cheap re-check
 }
 
+// reason says why the file was read. It goes to the logger with each
+// delivery, and to Stats.
+type reason string
+
+const (
+	reasonStart   reason = "start"   // the watch began
+	reasonRestart reason = "restart" // the watch was re-armed after a failure
+	reasonEvent   reason = "event"   // a filesystem event on the path's chain
+	reasonWrite   reason = "write"   // in-place writes went quiet
+	reasonRecheck reason = "recheck" // the periodic re-check saw a change
+)
+
+// reading is one read of the file that a session believes: its content or
+// why it could not be read, and why it was read.
+type reading struct {
+	why reason
+	c   content
+	err error
+}
+
+// target is what a session watches and how: the path and the options.
+type target struct {
+	path string // as given, cleaned: names the file in events and errors
+	abs  string // absolute form of path, used to resolve and open it
+	opts *options
+}
+
+// read reads the file now.
+func (t *target) read(why reason) reading {
+	c, err := readFile(t.abs, t.path, t.opts.maxSize)
+	return reading{why: why, c: c, err: err}
+}
+
 // readFile reads the regular file at abs, reporting errors against name (the
 // path the user gave). It opens without blocking and checks the open file
 // before reading a byte, so a named pipe cannot hang it and a device cannot
@@ -33,8 +66,7 @@ func readFile(abs, name string, limit int64) (content, error) {
 		return content{}, renamePath(err, name)
 	}
 	if !info.Mode().IsRegular() {
-		return content{}, &fs.PathError{Op: "read", Path: name,
-			Err: fmt.Errorf("%w: %s", ErrNotRegularFile, describeMode(info.Mode()))}
+		return content{}, &fs.PathError{Op: "read", Path: name, Err: &notRegularError{info.Mode()}}
 	}
 	if info.Size() > limit {
 		return content{}, tooLarge(name, info.Size(), limit)
@@ -84,21 +116,4 @@ func renamePath(err error, name string) error {
 		return &fs.PathError{Op: pe.Op, Path: name, Err: pe.Err}
 	}
 	return &fs.PathError{Op: "read", Path: name, Err: err}
-}
-
-func describeMode(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "named pipe"
-	case m&fs.ModeSocket != 0:
-		return "socket"
-	case m&fs.ModeCharDevice != 0:
-		return "character device"
-	case m&fs.ModeDevice != 0:
-		return "block device"
-	default:
-		return "irregular file (" + m.Type().String() + ")"
-	}
 }

@@ -3,7 +3,6 @@ package file
 import (
 	"encoding/hex"
 	"encoding/json"
-	"maps"
 	"slices"
 	"time"
 )
@@ -88,7 +87,7 @@ func (f *File) Stats() Stats {
 	defer f.mu.Unlock()
 	st := f.stats
 	s := Stats{
-		Path:             f.path,
+		Path:             f.t.path,
 		Mode:             ModeStopped,
 		Updates:          st.updates,
 		Restarts:         st.restarts,
@@ -106,32 +105,4 @@ func (f *File) Stats() Stats {
 		s.Hash = hex.EncodeToString(f.seen.sum[:])
 	}
 	return s
-}
-
-// mode is how the session notices changes.
-func (s *session) mode() Mode {
-	if s.polling || s.remote != "" {
-		return ModePolling
-	}
-	return ModeEvents
-}
-
-// record updates the provider's stats under its lock.
-func (f *File) record(update func(*stats)) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	update(&f.stats)
-}
-
-// publishDirs records the directories a session watches, if they changed.
-func (s *session) publishDirs() {
-	if !s.dirsChanged {
-		return
-	}
-	s.dirsChanged = false
-	var dirs []string
-	if !s.polling {
-		dirs = slices.Sorted(maps.Keys(s.armed))
-	}
-	s.f.record(func(st *stats) { st.dirs = dirs })
 }

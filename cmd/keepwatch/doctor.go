@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	keepwatch "github.com/keepwatch/file"
+	"github.com/keepwatch/file/internal/chain"
 	"github.com/keepwatch/file/internal/fsinfo"
 	"github.com/keepwatch/file/internal/mountinfo"
 )
@@ -91,71 +91,28 @@ func doctorCmd(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// hop is one symlink on the way from the path to the file.
-type hop struct{ link, target string }
-
 // chain prints each symlink from abs to the file and returns the file's
-// symlink-free path, or "" if it cannot be reached.
+// symlink-free path, or "" if it cannot be reached. It resolves the path
+// with the library's own resolver, so it sees what the watch sees.
 func (r *report) chain(abs string) string {
-	hops, real, err := follow(abs)
-	for i, h := range hops {
+	c := chain.Resolve(abs, nil)
+	for i, h := range c.Hops {
 		label := ""
 		if i == 0 {
 			label = "chain"
 		}
-		r.add(info, label, "%s -> %s", h.link, h.target)
+		r.add(info, label, "%s -> %s", h.Link, h.Target)
 	}
-	if err != nil {
-		r.add(problem, "chain", "%v", err)
+	if c.Err != nil {
+		r.add(problem, "chain", "%v", c.Err)
 		return ""
 	}
-	if len(hops) == 0 {
-		r.add(info, "chain", "no symlinks: %s", real)
+	if len(c.Hops) == 0 {
+		r.add(info, "chain", "no symlinks: %s", c.Real)
 	} else {
-		r.add(info, "", "= %s", real)
+		r.add(info, "", "= %s", c.Real)
 	}
-	return real
-}
-
-// follow resolves abs one name at a time, as the kernel does, and records
-// each symlink it goes through.
-func follow(abs string) ([]hop, string, error) {
-	var hops []hop
-	cur := "/"
-	rest := strings.Split(strings.TrimPrefix(filepath.Clean(abs), "/"), "/")
-	for len(rest) > 0 {
-		name := rest[0]
-		rest = rest[1:]
-		if name == "" || name == "." {
-			continue
-		}
-		if name == ".." {
-			cur = filepath.Dir(cur)
-			continue
-		}
-		next := filepath.Join(cur, name)
-		info, err := os.Lstat(next)
-		if err != nil {
-			return hops, "", err
-		}
-		if info.Mode()&fs.ModeSymlink == 0 {
-			cur = next
-			continue
-		}
-		if len(hops) == 40 {
-			return hops, "", fmt.Errorf("%s: too many levels of symbolic links", abs)
-		}
-		target, err := os.Readlink(next)
-		if err != nil {
-			return hops, "", err
-		}
-		hops = append(hops, hop{next, target})
-		if filepath.IsAbs(target) {
-			cur = "/"
-		}
-		rest = append(strings.Split(target, "/"), rest...)
-	}
-	return hops, cur, nil
+	return c.Real
 }
 
 func (r *report) file(real string, maxSize int64) {

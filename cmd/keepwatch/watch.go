@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -51,7 +49,7 @@ func watchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	p := &printer{out: stdout, path: path}
 
 	data, err := f.ReadBytes()
-	p.loaded(data, err)
+	p.loaded(data, f.Stats().Hash, err)
 	if err := f.WatchWithContext(ctx, func(event any, err error) {
 		if err != nil {
 			p.problem(err)
@@ -62,7 +60,8 @@ func watchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			p.problem(err)
 			return
 		}
-		p.update(event.(fsnotify.Event), f.Stats().LastUpdateReason, data)
+		st := f.Stats()
+		p.update(event.(fsnotify.Event), st.LastUpdateReason, st.Hash, data)
 	}); err != nil {
 		return err
 	}
@@ -91,16 +90,18 @@ func (p *printer) printf(what, format string, args ...any) {
 	fmt.Fprintf(p.out, "%s  %-8s %s\n", time.Now().UTC().Format("2006-01-02T15:04:05.000Z"), what, fmt.Sprintf(format, args...))
 }
 
-func (p *printer) loaded(data []byte, err error) {
+// loaded prints the first read. Hashes are the library's (Stats.Hash),
+// shortened: the SHA-256 of the content it last handed the application.
+func (p *printer) loaded(data []byte, hash string, err error) {
 	if err != nil {
 		p.problem(err)
 		return
 	}
 	p.keys, _ = topLevel(p.path, data)
-	p.printf("loaded", "size=%d sha256=%s%s", len(data), shortSum(data), keyCount(p.keys))
+	p.printf("loaded", "size=%d sha256=%s%s", len(data), short(hash), keyCount(p.keys))
 }
 
-func (p *printer) update(ev fsnotify.Event, reason string, data []byte) {
+func (p *printer) update(ev fsnotify.Event, reason, hash string, data []byte) {
 	keys, err := topLevel(p.path, data)
 	diff := ""
 	switch {
@@ -112,16 +113,13 @@ func (p *printer) update(ev fsnotify.Event, reason string, data []byte) {
 		diff = keyCount(keys)
 	}
 	p.keys = keys
-	p.printf("update", "op=%s reason=%s size=%d sha256=%s%s", ev.Op, reason, len(data), shortSum(data), diff)
+	p.printf("update", "op=%s reason=%s size=%d sha256=%s%s", ev.Op, reason, len(data), short(hash), diff)
 }
+
+func short(hash string) string { return hash[:min(12, len(hash))] }
 
 func (p *printer) problem(err error) {
 	p.printf("problem", "%v", err)
-}
-
-func shortSum(data []byte) string {
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:6])
 }
 
 func keyCount(keys map[string]any) string {

@@ -3,78 +3,27 @@ package file
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
 	"io/fs"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"github.com/knadh/koanf/v2"
 )
-
-// Errors reported by [File.ReadBytes], [File.Watch] and through the watch
-// callback. Every error that concerns the watched file is an [*fs.PathError]
-// naming the path the provider was created with, so errors.Is works with
-// these sentinels and with the standard ones ([fs.ErrNotExist],
-// [fs.ErrPermission]).
-var (
-	// ErrAlreadyWatching is returned by Watch when the file is already being
-	// watched. Its text is the one koanf's stock file provider uses, so code
-	// that compares error strings keeps working.
-	ErrAlreadyWatching = errors.New("file is already being watched")
-
-	// ErrNotRegularFile means the path resolves to a directory, a named pipe,
-	// a device, a socket or anything else that is not a regular file. Such a
-	// path is never read, so it can neither hang the reader nor feed it an
-	// endless stream.
-	ErrNotRegularFile = errors.New("keepwatch: not a regular file")
-
-	// ErrFileTooLarge means the file is larger than the limit set with
-	// [WithMaxSize].
-	ErrFileTooLarge = errors.New("keepwatch: file too large")
-
-	// ErrWatchInterrupted means the filesystem watch could not be set up or
-	// broke (an fsnotify error, an event queue overflow, a closed channel).
-	// The provider re-arms the watch by itself and re-reads the file; the
-	// error wraps the cause.
-	ErrWatchInterrupted = errors.New("keepwatch: watch interrupted")
-
-	// ErrPolling means the provider is polling the file at an interval,
-	// because filesystem events cannot be had (inotify instances or watches
-	// exhausted, a watch refused) or because the file is on a filesystem that
-	// delivers none for changes made elsewhere (NFS, SMB, FUSE). Changes are
-	// seen within the interval; the provider goes back to events as soon as
-	// they work again. When events broke, the error also matches
-	// ErrWatchInterrupted and wraps the cause.
-	ErrPolling = errors.New("keepwatch: polling")
-
-	// ErrSubPathMount means the watched file is a bind mount of a single
-	// file, which is what a Kubernetes subPath volume mount is. Kubelet
-	// never updates such a mount in a running pod: the file will not change
-	// however the ConfigMap or Secret does. Mount the volume as a directory
-	// and read the file inside it. It is reported once, through the callback
-	// and the logger, and the watch goes on.
-	ErrSubPathMount = errors.New("keepwatch: file is a single-file bind mount (kubernetes subPath) and will not change in a running pod; mount the directory instead")
-
-	// errNilCallback is returned by Watch when given a nil callback.
-	errNilCallback = errors.New("keepwatch: nil callback")
-)
-
-// The stock provider's text for Read, kept for code that compares it.
-var errReadUnsupported = errors.New("file provider does not support this method")
 
 // File is a koanf.Provider that reads a file from disk and can watch it for
 // changes. Create it with [Provider]. A File is safe for use by multiple
 // goroutines.
 type File struct {
-	path string // as given, cleaned: names the file in events and errors
-	abs  string // absolute form of path, used to resolve it
-	opts options
+	t    target
+	opts options // t.opts points here
 
 	mu         sync.Mutex
-	w          *watch   // the current watch, nil when not watching
-	seen       seenMark // the content the user last got
-	delivering []byte   // content of the running callback, nil otherwise
+	w          *supervisor // the current watch, nil when not watching
+	seen       seenMark    // the content the application last got
+	delivering []byte      // content of the running callback, nil otherwise
 	stats      stats
 
 	subPathChecked atomic.Bool // the subPath warning is given once per provider
@@ -82,8 +31,8 @@ type File struct {
 
 var _ koanf.Provider = (*File)(nil)
 
-// seenMark records what the user last got from the provider, so that a watch
-// fires only for content the user has not seen.
+// seenMark records what the application last got from the provider, so
+// that a watch fires only for content it has not seen.
 type seenMark struct {
 	state seenState
 	sum   [sha256.Size]byte
@@ -105,7 +54,9 @@ func Provider(path string, opts ...Option) *File {
 	if err != nil {
 		abs = path
 	}
-	return &File{path: path, abs: abs, opts: newOptions(opts)}
+	f := &File{opts: newOptions(opts)}
+	f.t = target{path: path, abs: abs, opts: &f.opts}
+	return f
 }
 
 // ReadBytes reads the file and returns its content.
@@ -119,24 +70,15 @@ func Provider(path string, opts ...Option) *File {
 // would. A path that is not a regular file gives [ErrNotRegularFile], one
 // over the size limit [ErrFileTooLarge].
 func (f *File) ReadBytes() ([]byte, error) {
-	f.mu.Lock()
-	if b := f.delivering; b != nil {
-		f.mu.Unlock()
+	if b := f.deliveringNow(); b != nil {
 		return b, nil
 	}
-	f.mu.Unlock()
-
-	c, err := readFile(f.abs, f.path, f.opts.maxSize)
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err != nil {
-		if f.seen.state == seenNothing {
-			f.seen.state = seenFailed
-		}
-		return nil, err
+	r := f.t.read("")
+	f.markRead(r)
+	if r.err != nil {
+		return nil, r.err
 	}
-	f.seen = seenMark{state: seenContent, sum: c.sum}
-	return c.data, nil
+	return r.c.data, nil
 }
 
 // Read is not supported by the file provider; use ReadBytes with a parser.
@@ -185,7 +127,7 @@ func (f *File) WatchWithContext(ctx context.Context, cb func(event any, err erro
 	if f.watching() {
 		return ErrAlreadyWatching
 	}
-	first := arm(f) // I/O outside the lock; checked again below
+	first := launchSession(f.t, reasonStart) // I/O outside the lock; checked again below
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.w != nil && !f.w.stopped() {
@@ -195,16 +137,16 @@ func (f *File) WatchWithContext(ctx context.Context, cb func(event any, err erro
 	if f.seen.state == seenNothing {
 		// Nobody read the file before Watch: the content now is the baseline.
 		f.seen = seenMark{state: seenFailed}
-		if first.rerr == nil {
-			f.seen = seenMark{state: seenContent, sum: first.c.sum}
+		if first.first.err == nil {
+			f.seen = seenMark{state: seenContent, sum: first.first.c.sum}
 		}
 	}
 	// Stats must show the watch as it is when Watch returns.
-	f.stats.mode = ModeRetrying
+	f.stats.mode, f.stats.dirs = ModeRetrying, nil
 	if first.s != nil {
-		f.stats.mode = first.s.mode()
+		f.stats.mode, f.stats.dirs = first.s.mode(), first.s.watchedDirs()
 	}
-	f.w = startWatch(ctx, f, cb, f.w, first)
+	f.w = startSupervisor(ctx, f, cb, f.w, first)
 	return nil
 }
 
@@ -236,14 +178,14 @@ func (f *File) Unwatch() error {
 			return nil
 		}
 		<-w.done
-		if f.forget(w) {
+		if f.clearWatch(w) {
 			return nil
 		}
 	}
 }
 
-// forget clears f.w if it is still w, and reports whether it was.
-func (f *File) forget(w *watch) bool {
+// clearWatch clears f.w if it is still w, and reports whether it was.
+func (f *File) clearWatch(w *supervisor) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.w != w {
@@ -253,7 +195,64 @@ func (f *File) forget(w *watch) bool {
 	return true
 }
 
+// deliveringNow returns the content of the running callback, or nil.
+func (f *File) deliveringNow() []byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.delivering
+}
+
+// markRead records what a ReadBytes call gave the application.
+func (f *File) markRead(r reading) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if r.err != nil {
+		if f.seen.state == seenNothing {
+			f.seen.state = seenFailed
+		}
+		return
+	}
+	f.seen = seenMark{state: seenContent, sum: r.c.sum}
+}
+
+// startDelivery decides whether w delivers c: not when the application has
+// seen it already, unless it is back after a reported problem (the
+// callback's last word must describe the file as it is), and not when w
+// has stopped. If it does, c becomes what the application has seen and
+// what ReadBytes returns until endDelivery, and op is the Op to deliver it
+// with.
+func (f *File) startDelivery(w *supervisor, c content, why reason, back bool) (op fsnotify.Op, ok bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	prev := f.seen.state
+	if (prev == seenContent && f.seen.sum == c.sum && !back) || w.stopped() {
+		return 0, false
+	}
+	f.seen = seenMark{state: seenContent, sum: c.sum}
+	f.delivering = c.data
+	f.stats.updates++
+	f.stats.lastUpdate, f.stats.lastUpdateReason = time.Now(), why
+	if back || prev == seenFailed {
+		return fsnotify.Create, true
+	}
+	return fsnotify.Write, true
+}
+
+// endDelivery ends what startDelivery began, once the callback returned.
+func (f *File) endDelivery() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.delivering = nil
+}
+
+// record updates the provider's stats.
+func (f *File) record(update func(*stats)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	update(&f.stats)
+}
+
 // errorf wraps err as an *fs.PathError on the provider's path.
 func (f *File) errorf(op string, err error) error {
-	return &fs.PathError{Op: op, Path: f.path, Err: err}
+	return &fs.PathError{Op: op, Path: f.t.path, Err: err}
 }

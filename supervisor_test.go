@@ -59,7 +59,7 @@ func TestSessionFaultsAreReportedOnceAndRecoveredWithAReRead(t *testing.T) {
 				assert.ErrorIs(t, errs[0], ErrWatchInterrupted)
 				assert.ErrorIs(t, errs[0], fault.cause)
 				assert.Contains(t, errs[0].Error(), path)
-				assert.False(t, n1.send(path, fsnotify.Write), "the broken notifier is closed")
+				assert.False(t, send(n1, path, opWrite), "the broken notifier is closed")
 
 				// Re-armed after the first backoff step, and the re-read
 				// delivers the update made while the watch was down.
@@ -74,7 +74,7 @@ func TestSessionFaultsAreReportedOnceAndRecoveredWithAReRead(t *testing.T) {
 				// The new session works.
 				n2 := fs.last()
 				write(t, path, "v3\n")
-				n2.send(path, fsnotify.Write)
+				send(n2, path, opWrite)
 				time.Sleep(DefaultQuietWindow)
 				synctest.Wait()
 				assert.Equal(t, []string{"v2\n", "v3\n"}, r.contents())
@@ -185,7 +185,7 @@ func TestCloseErrorsDoNotStopTheWatch(t *testing.T) {
 		synctest.Wait()
 		assert.Equal(t, []string{"v2\n"}, r.contents())
 		write(t, path, "v3\n")
-		fs.last().send(path, fsnotify.Create)
+		send(fs.last(), path, opCreate)
 		synctest.Wait()
 		assert.Equal(t, []string{"v2\n", "v3\n"}, r.contents())
 	})
@@ -204,22 +204,6 @@ func TestUnwatchDuringBackoffReturnsAtOnce(t *testing.T) {
 		assert.Zero(t, time.Since(start))
 		assert.Equal(t, 1, fs.calls())
 	})
-}
-
-func TestBackoffSteps(t *testing.T) {
-	top := func(n int64) int64 { return n - 1 }
-	b := backoff{min: 25 * time.Millisecond, max: 3 * time.Second, rand: top}
-	var got []time.Duration
-	for range 10 {
-		got = append(got, b.next())
-	}
-	ms := time.Millisecond
-	assert.Equal(t, []time.Duration{25 * ms, 50 * ms, 100 * ms, 200 * ms, 400 * ms, 800 * ms, 1600 * ms,
-		3000 * ms, 3000 * ms, 3000 * ms}, got)
-
-	b.reset()
-	b.rand = func(int64) int64 { return 0 }
-	assert.Equal(t, 12500*time.Microsecond, b.next(), "half the step at least")
 }
 
 func TestGoroutineIDsAreDistinct(t *testing.T) {

@@ -8,7 +8,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -32,15 +31,15 @@ func TestInPlaceWritesAreReadAfterAQuietWindow(t *testing.T) {
 		n := fs.last()
 
 		write(t, path, "") // truncate
-		n.send(path, fsnotify.Write)
+		send(n, path, opWrite)
 		advance(testQuiet / 2)
 		write(t, path, "half")
-		n.send(path, fsnotify.Write)
+		send(n, path, opWrite)
 		advance(testQuiet - time.Nanosecond)
 		assert.Empty(t, r.calls(), "writes are still under way")
 
 		write(t, path, "half and the rest\n")
-		n.send(path, fsnotify.Write)
+		send(n, path, opWrite)
 		advance(testQuiet - time.Nanosecond)
 		assert.Empty(t, r.calls())
 		advance(time.Nanosecond)
@@ -58,7 +57,7 @@ func TestAFileWrittenWithoutPauseIsStillRead(t *testing.T) {
 		start := time.Now()
 		for i := 0; time.Since(start) < maxWaitFactor*testQuiet; i++ {
 			write(t, path, "line "+time.Since(start).String()+"\n")
-			n.send(path, fsnotify.Write)
+			send(n, path, opWrite)
 			advance(testQuiet / 4)
 			if time.Since(start) < maxWaitFactor*testQuiet {
 				require.Empty(t, r.calls(), "read before the cap, at %v", time.Since(start))
@@ -76,7 +75,7 @@ func TestAtomicUpdatesAreReadAtOnce(t *testing.T) {
 		start := time.Now()
 
 		replace(t, path, "v2\n")
-		fs.last().send(path, fsnotify.Create)
+		send(fs.last(), path, opCreate)
 		synctest.Wait()
 		assert.Equal(t, []string{"v2\n"}, r.contents())
 		assert.Zero(t, time.Since(start), "no time passed")
@@ -91,7 +90,7 @@ func TestAnEmptyFileWaitsForTheQuietWindow(t *testing.T) {
 
 		// Created empty, as `cp` or `>` do before they write: no read yet.
 		replace(t, path, "")
-		fs.last().send(path, fsnotify.Create)
+		send(fs.last(), path, opCreate)
 		synctest.Wait()
 		assert.Empty(t, r.calls())
 		// Still empty after the window: that is the file's content.
@@ -110,16 +109,16 @@ func TestOnlyEventsOnThePathsChainCauseAReRead(t *testing.T) {
 
 		// Change the content behind the watch's back, so only a read finds it.
 		sneak(t, path, "v2\n")
-		n.send(filepath.Join(dir, "other.yaml"), fsnotify.Create)
-		n.send(filepath.Join(dir, "config.yaml.swp"), fsnotify.Write)
+		send(n, filepath.Join(dir, "other.yaml"), opCreate)
+		send(n, filepath.Join(dir, "config.yaml.swp"), opWrite)
 		synctest.Wait()
 		assert.Empty(t, r.calls(), "events on other files read nothing")
 
-		n.send(path, fsnotify.Chmod)
+		send(n, path, opAttrib)
 		synctest.Wait()
 		assert.Empty(t, r.calls(), "a chmod of a readable file cannot change it")
 
-		n.send(path, fsnotify.Write|fsnotify.Chmod)
+		send(n, path, opWrite|opAttrib)
 		advance(DefaultQuietWindow)
 		assert.Equal(t, []string{"v2\n"}, r.contents())
 	})
@@ -202,7 +201,8 @@ func TestTheRecheckCanBeTurnedOff(t *testing.T) {
 }
 
 // The watch moves with the symlink chain: a retargeted link gets its new
-// directory watched and its old one dropped.
+// directory watched and its old one dropped, and the notifier is asked for
+// the events of exactly the names the resolution now looks up.
 func TestWatchesFollowTheChain(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		root := t.TempDir()
@@ -216,13 +216,17 @@ func TestWatchesFollowTheChain(t *testing.T) {
 		_, r, fs := watchedFake(t, link)
 		n := fs.last()
 		assert.ElementsMatch(t, []string{filepath.Join(root, "etc"), filepath.Join(root, "a")}, n.watched())
+		assert.Contains(t, n.wanted(), link)
+		assert.Contains(t, n.wanted(), filepath.Join(root, "a", "real"))
 
 		require.NoError(t, os.Remove(link))
 		require.NoError(t, os.Symlink("../b/real", link))
-		n.send(link, fsnotify.Create)
+		send(n, link, opCreate)
 		synctest.Wait()
 		assert.Equal(t, []string{"b\n"}, r.contents())
 		assert.ElementsMatch(t, []string{filepath.Join(root, "etc"), filepath.Join(root, "b")}, n.watched())
+		assert.Contains(t, n.wanted(), filepath.Join(root, "b", "real"))
+		assert.NotContains(t, n.wanted(), filepath.Join(root, "a", "real"), "forgotten")
 	})
 }
 
@@ -258,7 +262,7 @@ func TestAChainThatMovesDuringTheAddIsFollowed(t *testing.T) {
 		})
 		require.NoError(t, os.Remove(link))
 		require.NoError(t, os.Symlink("../b/real", link))
-		n.send(link, fsnotify.Create)
+		send(n, link, opCreate)
 		synctest.Wait()
 		assert.Equal(t, []string{"b\n", "c\n"}, r.contents())
 		assert.ElementsMatch(t, []string{filepath.Join(root, "etc"), filepath.Join(root, "c")}, n.watched())
@@ -279,13 +283,13 @@ func TestABriefGapIsNotReported(t *testing.T) {
 		target, err := os.Readlink(data)
 		require.NoError(t, err)
 		require.NoError(t, os.Remove(data))
-		n.send(data, fsnotify.Remove)
+		send(n, data, opRemove)
 		advance(testQuiet - time.Nanosecond)
 		assert.Empty(t, r.calls(), "a gap shorter than the window is not reported")
 
 		require.NoError(t, os.WriteFile(filepath.Join(filepath.Dir(path), target, "config.yaml"), []byte("new\n"), 0o644))
 		require.NoError(t, os.Symlink(target, data))
-		n.send(data, fsnotify.Create)
+		send(n, data, opCreate)
 		synctest.Wait()
 		assert.Equal(t, []string{"new\n"}, r.contents(), "delivered without waiting for the window")
 		advance(time.Hour)
@@ -301,10 +305,10 @@ func TestAMissingFileIsReportedOnceItHasStayedMissingForAWindow(t *testing.T) {
 		n := fs.last()
 
 		require.NoError(t, os.Remove(path))
-		n.send(path, fsnotify.Remove)
+		send(n, path, opRemove)
 		advance(testQuiet / 2)
-		n.send(path+".swp", fsnotify.Create) // unrelated events do not postpone it
-		n.send(path, fsnotify.Chmod)         // nor do related ones
+		send(n, path+".swp", opCreate) // unrelated events do not postpone it
+		send(n, path, opAttrib)        // nor do related ones
 		advance(testQuiet/2 - time.Nanosecond)
 		assert.Empty(t, r.calls())
 		advance(time.Nanosecond)

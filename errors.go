@@ -1,0 +1,188 @@
+package file
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"reflect"
+	"syscall"
+	"time"
+)
+
+// Errors reported by [File.ReadBytes], [File.Watch] and through the watch
+// callback. Every error that concerns the watched file is an [*fs.PathError]
+// naming the path the provider was created with, so errors.Is works with
+// these sentinels and with the standard ones ([fs.ErrNotExist],
+// [fs.ErrPermission]).
+var (
+	// ErrAlreadyWatching is returned by Watch when the file is already being
+	// watched. Its text is the one koanf's stock file provider uses, so code
+	// that compares error strings keeps working.
+	ErrAlreadyWatching = errors.New("file is already being watched")
+
+	// ErrNotRegularFile means the path resolves to a directory, a named pipe,
+	// a device, a socket or anything else that is not a regular file. Such a
+	// path is never read, so it can neither hang the reader nor feed it an
+	// endless stream.
+	ErrNotRegularFile = errors.New("keepwatch: not a regular file")
+
+	// ErrFileTooLarge means the file is larger than the limit set with
+	// [WithMaxSize].
+	ErrFileTooLarge = errors.New("keepwatch: file too large")
+
+	// ErrWatchInterrupted means the filesystem watch could not be set up or
+	// broke (an fsnotify error, an event queue overflow, a closed channel).
+	// The provider re-arms the watch by itself and re-reads the file; the
+	// error wraps the cause.
+	ErrWatchInterrupted = errors.New("keepwatch: watch interrupted")
+
+	// ErrPolling means the provider is polling the file at an interval,
+	// because filesystem events cannot be had (inotify instances or watches
+	// exhausted, a watch refused) or because the file is on a filesystem that
+	// delivers none for changes made elsewhere (NFS, SMB, FUSE). Changes are
+	// seen within the interval; the provider goes back to events as soon as
+	// they work again. When events broke, the error also matches
+	// ErrWatchInterrupted and wraps the cause.
+	ErrPolling = errors.New("keepwatch: polling")
+
+	// ErrSubPathMount means the watched file is a bind mount of a single
+	// file, which is what a Kubernetes subPath volume mount is. Kubelet
+	// never updates such a mount in a running pod, so the file will not
+	// change however the ConfigMap or Secret does: mount the volume as a
+	// directory and read the file inside it. It is reported once, through
+	// the callback and the logger, and the watch goes on.
+	ErrSubPathMount = errors.New("keepwatch: subpath mount")
+)
+
+var (
+	errNilCallback = errors.New("keepwatch: nil callback")
+
+	// The stock provider's text for Read, kept for code that compares it.
+	errReadUnsupported = errors.New("file provider does not support this method")
+
+	// Causes that end a session, besides the notifier's own errors.
+	errEventsClosed = errors.New("keepwatch: event channel closed")
+	errErrorsClosed = errors.New("keepwatch: error channel closed")
+	// errTryEvents ends a session that polls because events failed: it is
+	// time to try them again. It is never reported.
+	errTryEvents = errors.New("keepwatch: time to try events again")
+)
+
+// watchError is a problem with the watch itself, as reported to the
+// callback (inside an *fs.PathError naming the path).
+type watchError struct {
+	cause   error         // what broke; nil for a filesystem without events
+	polling time.Duration // > 0: polling at this interval meanwhile
+	fs      string        // the filesystem that delivers no events
+}
+
+func (e *watchError) Error() string {
+	switch {
+	case e.fs != "":
+		return fmt.Sprintf("keepwatch: polling every %s: %s delivers no events for changes made elsewhere", e.polling, e.fs)
+	case e.polling > 0:
+		return fmt.Sprintf("keepwatch: watch interrupted, polling every %s: %v", e.polling, e.cause)
+	}
+	return fmt.Sprintf("keepwatch: watch interrupted: %v", e.cause)
+}
+
+// Is makes the error match ErrWatchInterrupted when events broke and
+// ErrPolling while polling.
+func (e *watchError) Is(target error) bool {
+	switch target {
+	case ErrWatchInterrupted:
+		return e.cause != nil
+	case ErrPolling:
+		return e.polling > 0
+	}
+	return false
+}
+
+func (e *watchError) Unwrap() error { return e.cause }
+
+// eventsUnavailable reports whether err says filesystem events cannot be
+// had (inotify instances or watches exhausted, a watch refused), as opposed
+// to a watch that broke: retrying soon would fail again, polling works.
+func eventsUnavailable(err error) bool {
+	for _, errno := range []syscall.Errno{syscall.EMFILE, syscall.ENFILE, syscall.ENOSPC, syscall.EACCES, syscall.EPERM} {
+		if errors.Is(err, errno) {
+			return true
+		}
+	}
+	return errors.Is(err, errors.ErrUnsupported)
+}
+
+// problem identifies a reported problem, so that the same ongoing problem
+// is reported once however often it is seen again. Two problems are the
+// same when they are of the same kind and have the same root cause (an
+// errno, a sentinel), whatever the texts around it say: a watch that fails
+// to re-arm on one directory, then on its parent, with ENOENT both times,
+// is one problem.
+type problem struct {
+	kind  problemKind
+	cause error // the innermost error of the chain; nil if not comparable
+	mode  fs.FileMode
+}
+
+type problemKind uint8
+
+const (
+	noProblem      problemKind = iota
+	fileProblem                // the file is missing, not regular, too large or unreadable
+	watchBroken                // the watch broke and is re-armed after a backoff
+	watchPolled                // events cannot be had: polling
+	noRemoteEvents             // the filesystem delivers no events for remote changes: polling
+)
+
+// problemOf returns the identity of err as a problem of kind.
+func problemOf(kind problemKind, err error) problem {
+	p := problem{kind: kind, cause: rootCause(err)}
+	var nr *notRegularError
+	if errors.As(err, &nr) {
+		p.mode = nr.mode.Type()
+	}
+	return p
+}
+
+// rootCause unwraps err to its innermost error, and returns it if it can
+// be compared (an errno, a sentinel), nil otherwise.
+func rootCause(err error) error {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			break
+		}
+		err = next
+	}
+	if err == nil || !reflect.TypeOf(err).Comparable() {
+		return nil
+	}
+	return err
+}
+
+// notRegularError says what the path is instead of a regular file; it
+// matches ErrNotRegularFile.
+type notRegularError struct{ mode fs.FileMode }
+
+func (e *notRegularError) Error() string {
+	return ErrNotRegularFile.Error() + ": " + describeMode(e.mode)
+}
+
+func (e *notRegularError) Unwrap() error { return ErrNotRegularFile }
+
+func describeMode(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeCharDevice != 0:
+		return "character device"
+	case m&fs.ModeDevice != 0:
+		return "block device"
+	default:
+		return "irregular file (" + m.Type().String() + ")"
+	}
+}

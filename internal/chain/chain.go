@@ -1,0 +1,139 @@
+// Package chain resolves a path the way the kernel does, one name at a
+// time, and records what the resolution depends on. The library watches
+// what it records; keepwatch doctor prints it. Both use this one resolver,
+// so the doctor can never disagree with the watch.
+package chain
+
+import (
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+)
+
+// MaxSymlinks is Linux's limit on symlinks followed in one lookup.
+const MaxSymlinks = 40
+
+// Hop is one symlink followed on the way to the file.
+type Hop struct {
+	Link   string // the symlink, symlink-free up to its own name
+	Target string // what it points to, as stored
+}
+
+// Chain is what a path resolves to right now, and what that depends on.
+//
+// Every name the resolution looks up goes into Names: a create, remove or
+// rename of one of them can change where the path leads. The directory
+// holding a symlink that was followed, the one holding the final file, and
+// the one where a lookup failed go into Dirs: watching those sees a
+// ConfigMap's ..data swap, a retargeted link, an edit to a link's target in
+// another directory, and a missing file or directory coming back.
+type Chain struct {
+	Real  string          // symlink-free path of the file; "" if resolution failed
+	Dirs  []string        // directories to watch, symlink-free
+	Names map[string]bool // every path looked up, symlink-free
+	Hops  []Hop           // the symlinks followed, in order
+	Err   error           // why resolution failed, if it did
+}
+
+// Resolve resolves the absolute path abs. It calls lookup, if not nil, with
+// each path before looking it up, so that a watcher can start caring about
+// a name before it reads it: no change can fall between the look and the
+// care.
+func Resolve(abs string, lookup func(path string)) Chain {
+	c := Chain{Names: make(map[string]bool)}
+	cur := string(filepath.Separator)
+	rest := split(abs)
+	for len(rest) > 0 {
+		name := rest[0]
+		rest = rest[1:]
+		if name == ".." {
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, name)
+		c.Names[next] = true
+		if lookup != nil {
+			lookup(next)
+		}
+		info, err := os.Lstat(next)
+		if err != nil {
+			c.fail(cur, err)
+			return c
+		}
+		switch {
+		case info.Mode()&fs.ModeSymlink != 0:
+			c.watch(cur)
+			target, err := os.Readlink(next)
+			if err == nil && len(c.Hops) == MaxSymlinks {
+				err = &fs.PathError{Op: "resolve", Path: abs, Err: syscall.ELOOP}
+			}
+			if err != nil {
+				c.fail(cur, err)
+				return c
+			}
+			c.Hops = append(c.Hops, Hop{Link: next, Target: target})
+			if filepath.IsAbs(target) {
+				cur = string(filepath.Separator)
+			}
+			rest = append(split(target), rest...)
+		case len(rest) == 0:
+			c.watch(cur)
+			c.Real = next
+		case !info.IsDir():
+			c.fail(cur, &fs.PathError{Op: "resolve", Path: next, Err: syscall.ENOTDIR})
+			return c
+		default:
+			cur = next
+		}
+	}
+	if c.Real == "" { // the path names a directory, such as "/"
+		c.Real = cur
+		c.watch(filepath.Dir(cur))
+	}
+	return c
+}
+
+// Relevant reports whether an event on name can change what the path
+// resolves to or what it contains.
+func (c *Chain) Relevant(name string) bool {
+	return c.Names[name] || slices.Contains(c.Dirs, name)
+}
+
+// Same reports whether two resolutions lead the same way through the same
+// names.
+func (c *Chain) Same(o *Chain) bool {
+	return c.Real == o.Real && slices.Equal(c.Dirs, o.Dirs) && maps.Equal(c.Names, o.Names)
+}
+
+// Home is the directory of the file, or where resolution stopped: the
+// filesystem there is the one whose events matter.
+func (c *Chain) Home() string {
+	if c.Real != "" {
+		return filepath.Dir(c.Real)
+	}
+	if len(c.Dirs) > 0 {
+		return c.Dirs[len(c.Dirs)-1]
+	}
+	return string(filepath.Separator)
+}
+
+func (c *Chain) watch(dir string) {
+	if !slices.Contains(c.Dirs, dir) {
+		c.Dirs = append(c.Dirs, dir)
+	}
+}
+
+func (c *Chain) fail(dir string, err error) {
+	c.watch(dir)
+	c.Err = err
+}
+
+// split splits a path into its names, dropping empty ones and ".".
+func split(p string) []string {
+	parts := strings.Split(p, string(filepath.Separator))
+	return slices.DeleteFunc(parts, func(s string) bool { return s == "" || s == "." })
+}

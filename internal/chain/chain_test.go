@@ -1,0 +1,74 @@
+package chain
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// The names, directories and symlink targets FuzzResolve builds trees of.
+var (
+	fuzzNames   = []string{"a", "b", "key", "..data", "..ts1", "..ts2", "c", "x"}
+	fuzzDirs    = []string{"", "a", "b", "a/c"}
+	fuzzTargets = []string{"..", "../a", "key", "..data/key", "b", "c/key", "../../x", ".", "a/..", "key/../b", "..ts1", "x/x/x", "/"}
+	fuzzQueries = []string{"key", "a/key", "a/c/key", "b/..data/key", "x", "a/x/key", "b", "..data/key"}
+)
+
+// FuzzResolve builds a small tree of directories, files and symlinks from
+// the input, and checks Resolve against the kernel: it finds the file the
+// kernel opens, fails where the kernel fails, and watches only directories
+// that exist. `make fuzz` runs it; seeds are in testdata/fuzz.
+func FuzzResolve(f *testing.F) {
+	f.Add([]byte{0, 0, 2, 1, 0, 3, 1, 2, 2, 0})
+	f.Add([]byte{3, 1, 0, 1, 0, 7, 0, 7, 2, 5})
+	f.Fuzz(func(t *testing.T, program []byte) {
+		root := t.TempDir()
+		for _, d := range fuzzDirs[1:] {
+			if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := 0; i+2 < len(program); i += 3 {
+			op, a, b := program[i], int(program[i+1]), int(program[i+2])
+			at := filepath.Join(root, fuzzDirs[a%len(fuzzDirs)], fuzzNames[b%len(fuzzNames)])
+			target := fuzzTargets[int(op>>2)%len(fuzzTargets)]
+			switch op % 4 {
+			case 0:
+				_ = os.WriteFile(at, []byte(at), 0o644)
+			case 1:
+				_ = os.Symlink(target, at)
+			case 2:
+				_ = os.Symlink(filepath.Join(root, target), at)
+			case 3:
+				_ = os.Mkdir(at, 0o755)
+			}
+		}
+		q := filepath.Join(root, fuzzQueries[len(program)%len(fuzzQueries)])
+
+		c := Resolve(q, nil)
+		want, kerr := os.Stat(q)
+		switch {
+		case kerr == nil && c.Err != nil:
+			t.Fatalf("kernel opens %s, resolve fails: %v", q, c.Err)
+		case kerr != nil && c.Err == nil:
+			t.Fatalf("kernel fails on %s (%v), resolve finds %s", q, kerr, c.Real)
+		case kerr == nil:
+			got, err := os.Stat(c.Real)
+			if err != nil || !os.SameFile(want, got) {
+				t.Fatalf("%s: resolve finds %s, not the kernel's file", q, c.Real)
+			}
+			if real, err := filepath.EvalSymlinks(c.Real); err != nil || real != c.Real {
+				t.Fatalf("%s: %s is not symlink-free (%s, %v)", q, c.Real, real, err)
+			}
+			// "/" is never looked up by name; it is where resolution starts.
+			if c.Real != string(filepath.Separator) && !c.Names[c.Real] {
+				t.Fatalf("%s: the file's own path %s is not among the names watched for", q, c.Real)
+			}
+		}
+		for _, d := range c.Dirs {
+			if info, err := os.Stat(d); err != nil || !info.IsDir() {
+				t.Fatalf("%s: watches %s, which is not a directory (%v)", q, d, err)
+			}
+		}
+	})
+}

@@ -1,5 +1,0 @@
-//go:build !unix
-
-package file
-
-const openFlags = 0

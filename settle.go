@@ -1,0 +1,78 @@
+package file
+
+import "time"
+
+// maxWaitFactor bounds how long a file that is written without pause can
+// delay a read: maxWaitFactor quiet windows after the first write.
+const maxWaitFactor = 10
+
+// settle is a session's wait for the file to settle before it is read or
+// believed. It is one of two kinds:
+//
+//   - writing: in-place writes are under way. Nothing is read until a window
+//     passes without a write, or maxWaitFactor windows after the first one,
+//     so that a file written without pause is still read.
+//   - doubt: a read found the file missing or empty. That is reported or
+//     delivered when the window ends, unless an event first shows it was the
+//     middle of an update.
+type settle struct {
+	window time.Duration // the quiet window; zero turns settling off
+	timer  *time.Timer   // nil when not waiting
+	start  time.Time     // when the wait began
+	why    reason        // what started it
+	writes bool          // the kind: writing, or doubt
+}
+
+// writing starts or extends a wait for writes to stop; a doubt becomes one.
+func (q *settle) writing(why reason) {
+	now := time.Now()
+	if q.timer == nil || !q.writes {
+		q.stop()
+		q.start, q.why, q.writes = now, why, true
+		q.timer = time.NewTimer(q.window)
+		return
+	}
+	q.timer.Reset(max(0, min(q.window, q.start.Add(maxWaitFactor*q.window).Sub(now))))
+}
+
+// doubt starts a doubt, unless a wait is running: its end reads anyway, and
+// events during it must not postpone a real problem's report.
+func (q *settle) doubt(why reason) {
+	if q.timer != nil {
+		return
+	}
+	q.start, q.why, q.writes = time.Now(), why, false
+	q.timer = time.NewTimer(q.window)
+}
+
+// clearDoubt ends a doubt that a read has just dispelled.
+func (q *settle) clearDoubt() {
+	if !q.writes {
+		q.stop()
+	}
+}
+
+// blocksReads reports whether in-place writes are under way: a read now
+// could see them half done.
+func (q *settle) blocksReads() bool { return q.timer != nil && q.writes }
+
+// C fires when the wait is over; then call fired.
+func (q *settle) C() <-chan time.Time {
+	if q.timer == nil {
+		return nil
+	}
+	return q.timer.C
+}
+
+// fired ends the wait and returns what started it.
+func (q *settle) fired() reason {
+	q.timer = nil
+	return q.why
+}
+
+func (q *settle) stop() {
+	if q.timer != nil {
+		q.timer.Stop()
+		q.timer = nil
+	}
+}
