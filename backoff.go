@@ -12,7 +12,7 @@ import (
 type backoff struct {
 	min, max time.Duration
 	rand     func(n int64) int64 // rand.Int64N; tests replace it
-	step     int                 // failures in a row so far
+	step     int                 // doublings so far; it stops growing at the cap
 }
 
 // next returns the delay before the next attempt, given how long the one

@@ -114,50 +114,44 @@ func eventsUnavailable(err error) bool {
 
 // problem identifies a reported problem, so that the same ongoing problem
 // is reported once however often it is seen again. Two problems are the
-// same when they are of the same kind and have the same root cause (an
-// errno, a sentinel), whatever the texts around it say: a watch that fails
-// to re-arm on one directory, then on its parent, with ENOENT both times,
-// is one problem.
+// same when they are of the same kind and have the same root cause (the
+// innermost error: an errno, a sentinel), whatever the wrappers around it
+// say: a watch that fails to re-arm on one directory, then on its parent,
+// with ENOENT both times, is one problem. The root is kept by its type and
+// text rather than by value, because some are made anew at each failure
+// and some cannot be compared.
 type problem struct {
-	kind  problemKind
-	cause error // the innermost error of the chain; nil if not comparable
-	mode  fs.FileMode
+	kind problemKind
+	root reflect.Type
+	text string
+	what fs.FileMode // what a path that is not a regular file is instead
 }
 
 type problemKind uint8
 
 const (
-	noProblem      problemKind = iota
-	fileProblem                // the file is missing, not regular, too large or unreadable
-	watchBroken                // the watch broke and is re-armed after a backoff
-	watchPolled                // events cannot be had: polling
-	noRemoteEvents             // the filesystem delivers no events for remote changes: polling
+	kindFile    problemKind = iota + 1 // the file is missing, not regular, too large or unreadable
+	kindBroken                         // the watch broke and is re-armed after a backoff
+	kindPolling                        // events cannot be had: polling
+	kindRemote                         // the filesystem delivers no events for remote changes: polling
 )
 
 // problemOf returns the identity of err as a problem of kind.
 func problemOf(kind problemKind, err error) problem {
-	p := problem{kind: kind, cause: rootCause(err)}
+	p := problem{kind: kind}
+	if err == nil {
+		return p
+	}
+	root := err
+	for next := errors.Unwrap(root); next != nil; next = errors.Unwrap(root) {
+		root = next
+	}
+	p.root, p.text = reflect.TypeOf(root), root.Error()
 	var nr *notRegularError
 	if errors.As(err, &nr) {
-		p.mode = nr.mode.Type()
+		p.what = nr.mode.Type()
 	}
 	return p
-}
-
-// rootCause unwraps err to its innermost error, and returns it if it can
-// be compared (an errno, a sentinel), nil otherwise.
-func rootCause(err error) error {
-	for {
-		next := errors.Unwrap(err)
-		if next == nil {
-			break
-		}
-		err = next
-	}
-	if err == nil || !reflect.TypeOf(err).Comparable() {
-		return nil
-	}
-	return err
 }
 
 // notRegularError says what the path is instead of a regular file; it

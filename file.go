@@ -3,7 +3,9 @@ package file
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"io/fs"
+	"log/slog"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -21,7 +23,7 @@ type File struct {
 	opts options // t.opts points here
 
 	mu         sync.Mutex
-	w          *supervisor // the current watch, nil when not watching
+	sv         *supervisor // the current watch, nil when not watching
 	seen       seenMark    // the content the application last got
 	delivering []byte      // content of the running callback, nil otherwise
 	stats      stats
@@ -124,21 +126,21 @@ func (f *File) WatchWithContext(ctx context.Context, cb func(event any, err erro
 	if cb == nil {
 		return errNilCallback
 	}
-	if f.watching() {
+	if f.isWatching() {
 		return ErrAlreadyWatching
 	}
 	first := launchSession(f.t, reasonStart) // I/O outside the lock; checked again below
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.w != nil && !f.w.stopped() {
+	if f.sv != nil && !f.sv.stopped() {
 		first.close()
 		return ErrAlreadyWatching
 	}
 	if f.seen.state == seenNothing {
 		// Nobody read the file before Watch: the content now is the baseline.
 		f.seen = seenMark{state: seenFailed}
-		if first.first.err == nil {
-			f.seen = seenMark{state: seenContent, sum: first.first.c.sum}
+		if first.read.err == nil {
+			f.seen = seenMark{state: seenContent, sum: first.read.c.sum}
 		}
 	}
 	// Stats must show the watch as it is when Watch returns.
@@ -146,15 +148,15 @@ func (f *File) WatchWithContext(ctx context.Context, cb func(event any, err erro
 	if first.s != nil {
 		f.stats.mode, f.stats.dirs = first.s.mode(), first.s.watchedDirs()
 	}
-	f.w = startSupervisor(ctx, f, cb, f.w, first)
+	f.sv = startSupervisor(ctx, f, cb, f.sv, first)
 	return nil
 }
 
-// watching reports whether a watch is running and not stopping.
-func (f *File) watching() bool {
+// isWatching reports whether a watch is running and not stopping.
+func (f *File) isWatching() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.w != nil && !f.w.stopped()
+	return f.sv != nil && !f.sv.stopped()
 }
 
 // Unwatch stops the watch and waits for its goroutine to exit, so no callback
@@ -166,33 +168,49 @@ func (f *File) Unwatch() error {
 	// or it would deliver after Unwatch has returned.
 	for {
 		f.mu.Lock()
-		w := f.w
-		self := w != nil && w.runsOnCaller()
+		sv := f.sv
+		self := sv != nil && sv.runsOnCaller()
 		f.mu.Unlock()
-		if w == nil {
+		if sv == nil {
 			return nil
 		}
-		w.stop()
+		sv.stop()
 		if self {
-			// Keep w as f.w: a Watch from this same callback must wait for it.
+			// Keep sv as f.sv: a Watch from this same callback must wait for it.
 			return nil
 		}
-		<-w.done
-		if f.clearWatch(w) {
+		<-sv.done
+		if f.clearWatch(sv) {
 			return nil
 		}
 	}
 }
 
-// clearWatch clears f.w if it is still w, and reports whether it was.
-func (f *File) clearWatch(w *supervisor) bool {
+// clearWatch clears f.sv if it is still sv, and reports whether it was.
+func (f *File) clearWatch(sv *supervisor) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.w != w {
+	if f.sv != sv {
 		return false
 	}
-	f.w = nil
+	f.sv = nil
 	return true
+}
+
+// awaitPrevious waits until the watch before sv has finished its last
+// callback, so that callbacks never overlap, even when the callback itself
+// calls Unwatch and then Watch; then it lets the previous watch go.
+func (f *File) awaitPrevious(sv *supervisor) {
+	f.mu.Lock()
+	prev := sv.prev
+	f.mu.Unlock()
+	if prev == nil {
+		return
+	}
+	<-prev.done
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	sv.prev = nil
 }
 
 // deliveringNow returns the content of the running callback, or nil.
@@ -215,23 +233,36 @@ func (f *File) markRead(r reading) {
 	f.seen = seenMark{state: seenContent, sum: r.c.sum}
 }
 
-// startDelivery decides whether w delivers c: not when the application has
-// seen it already, unless it is back after a reported problem (the
-// callback's last word must describe the file as it is), and not when w
-// has stopped. If it does, c becomes what the application has seen and
-// what ReadBytes returns until endDelivery, and op is the Op to deliver it
-// with.
-func (f *File) startDelivery(w *supervisor, c content, why reason, back bool) (op fsnotify.Op, ok bool) {
+// deliver calls cb with r's content, unless the application has seen it
+// already (ReadBytes gave it, or the last callback did) and it is not back
+// after a reported problem (the callback's last word must describe the
+// file as it is), or the watch has stopped. While cb runs, ReadBytes
+// returns that content.
+func (f *File) deliver(ctx context.Context, cb func(any, error), r reading, back bool) {
+	op, ok := f.startDelivery(ctx, r, back)
+	if !ok {
+		return
+	}
+	defer f.endDelivery()
+	f.t.opts.log().Info("keepwatch: update delivered", slog.String("path", f.t.path), slog.String("reason", string(r.why)),
+		slog.Int("size", len(r.c.data)), slog.String("sha256", hex.EncodeToString(r.c.sum[:6])))
+	cb(fsnotify.Event{Name: f.t.path, Op: op}, nil)
+}
+
+// startDelivery marks r's content as seen and as what ReadBytes returns,
+// counts the update, and returns the Op to deliver it with; ok is false if
+// it is not to be delivered.
+func (f *File) startDelivery(ctx context.Context, r reading, back bool) (op fsnotify.Op, ok bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	prev := f.seen.state
-	if (prev == seenContent && f.seen.sum == c.sum && !back) || w.stopped() {
+	if (prev == seenContent && f.seen.sum == r.c.sum && !back) || ctx.Err() != nil {
 		return 0, false
 	}
-	f.seen = seenMark{state: seenContent, sum: c.sum}
-	f.delivering = c.data
+	f.seen = seenMark{state: seenContent, sum: r.c.sum}
+	f.delivering = r.c.data
 	f.stats.updates++
-	f.stats.lastUpdate, f.stats.lastUpdateReason = time.Now(), why
+	f.stats.lastUpdate, f.stats.lastUpdateReason = time.Now(), r.why
 	if back || prev == seenFailed {
 		return fsnotify.Create, true
 	}
@@ -245,11 +276,53 @@ func (f *File) endDelivery() {
 	f.delivering = nil
 }
 
-// record updates the provider's stats.
-func (f *File) record(update func(*stats)) {
+// report calls cb with a problem and counts it, unless the watch has
+// stopped.
+func (f *File) report(ctx context.Context, cb func(any, error), err error) {
+	if ctx.Err() != nil {
+		return
+	}
+	f.recordError(err)
+	cb(nil, err)
+}
+
+func (f *File) recordError(err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	update(&f.stats)
+	f.stats.errors++
+	f.stats.lastError, f.stats.lastErrorTime = err, time.Now()
+}
+
+// recordSession records that a session runs, how, and what it watches.
+func (f *File) recordSession(mode Mode, dirs []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.stats.mode, f.stats.dirs = mode, dirs
+}
+
+// recordDirs records what the running session watches now.
+func (f *File) recordDirs(dirs []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.stats.dirs = dirs
+}
+
+// recordFailure records that a session failed; mode is what follows, and
+// restart whether it counts as a restart (trying events again while
+// polling does not).
+func (f *File) recordFailure(mode Mode, restart bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if restart {
+		f.stats.restarts++
+	}
+	f.stats.mode, f.stats.dirs = mode, nil
+}
+
+// firstSubPathCheck reports whether this is the provider's first subPath
+// check: the warning is given once per provider, not per Watch.
+func (f *File) firstSubPathCheck() bool {
+	return f.subPathChecked.CompareAndSwap(false, true)
 }
 
 // errorf wraps err as an *fs.PathError on the provider's path.

@@ -107,7 +107,9 @@ func TestNoCallbackAfterUnwatchReturns(t *testing.T) {
 		wg.Wait()
 		// A change the witness has delivered has been through the shared
 		// watcher: a watch still running would have been called for it.
-		sentinel(t, w, path)
+		last := fmt.Sprintf("sentinel %d\n", round)
+		replace(t, path, last)
+		w.waitContent(t, last)
 		require.Zero(t, late.Load(), "round %d: callback after Unwatch returned", round)
 	}
 }
@@ -152,6 +154,7 @@ func TestRewatchFromInsideTheCallback(t *testing.T) {
 		var running, deliveries atomic.Int32
 		var overlap atomic.Bool
 		done := make(chan struct{})
+		var finish sync.Once
 		var cb func(any, error)
 		cb = func(_ any, err error) {
 			if running.Add(1) > 1 {
@@ -159,7 +162,7 @@ func TestRewatchFromInsideTheCallback(t *testing.T) {
 			}
 			defer running.Add(-1)
 			if err != nil || deliveries.Add(1) >= rounds {
-				close(done)
+				finish.Do(func() { close(done) })
 				return
 			}
 			assert.NoError(t, f.Unwatch())
@@ -208,7 +211,7 @@ func TestUnwatchAlsoStopsAWatchItsWaitedForCallbackStarted(t *testing.T) {
 	require.Eventually(t, func() bool {
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		return f.w.stopped()
+		return f.sv.stopped()
 	}, waitFor, tick, "Unwatch is waiting for the callback")
 	g.release()
 	<-unwatched
@@ -325,5 +328,7 @@ func TestConcurrentUseIsRaceFree(t *testing.T) {
 	closed.Store(true)
 	assert.False(t, overlap.Load(), "callbacks overlapped")
 	assert.Positive(t, calls.Load())
-	sentinel(t, w, path) // a late callback would come before the witness's
+	// A change the witness has delivered has been through the shared
+	// watcher: a watch still running would have been called for it.
+	sentinel(t, w, path)
 }

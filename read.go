@@ -28,8 +28,8 @@ const (
 	reasonRecheck reason = "recheck" // the periodic re-check saw a change
 )
 
-// reading is one read of the file that a session believes: its content or
-// why it could not be read, and why it was read.
+// reading is one read of the file: its content or why it could not be
+// read, and why it was read.
 type reading struct {
 	why reason
 	c   content

@@ -31,11 +31,11 @@ type sink interface {
 	// was being written, nor a missing or empty file that may be the middle
 	// of an update.
 	found(r reading)
-	// watching takes the directories the session watches now, sorted.
-	watching(dirs []string)
+	// watchingDirs takes the directories the session watches now, sorted.
+	watchingDirs(dirs []string)
 }
 
-// session is one armed watch: a notifier watching the directories the
+// session is one run of a watch: a notifier watching the directories the
 // path's current resolution depends on. It re-resolves and re-reads on
 // every relevant event, and hands what it reads to its sink. It knows
 // nothing of the provider or the callback; it ends when its notifier fails
@@ -92,9 +92,17 @@ func newSession(t target, n notifier) *session {
 	return &session{t: t, n: n, watched: make(map[string]bool), settle: settle{window: t.opts.quiet}}
 }
 
-// polls reports whether the session re-reads at the poll interval: it has
-// no events, or the filesystem reports none for remote changes.
-func (s *session) polls() bool { return s.n == nil || s.remoteFS != "" }
+// pollOnly reports whether this is a poll session: it has no notifier.
+func (s *session) pollOnly() bool { return s.n == nil }
+
+// polls reports whether the session re-reads at the poll interval: it is
+// a poll session, or its file is on a filesystem that reports no events
+// for remote changes.
+func (s *session) polls() bool { return s.pollOnly() || s.remoteFS != "" }
+
+// remote names the filesystem that reports no events for remote changes,
+// if the file is on one.
+func (s *session) remote() string { return s.remoteFS }
 
 // mode is how the session notices changes.
 func (s *session) mode() Mode {
@@ -107,7 +115,7 @@ func (s *session) mode() Mode {
 // watchedDirs lists the directories watched, sorted; nil for a poll
 // session.
 func (s *session) watchedDirs() []string {
-	if s.n == nil {
+	if s.pollOnly() {
 		return nil
 	}
 	return slices.Sorted(maps.Keys(s.watched))
@@ -118,8 +126,7 @@ func (s *session) watchedDirs() []string {
 // only in the latter case.
 func (s *session) run(ctx context.Context, sink sink, first reading) error {
 	s.sink = sink
-	s.dirsDirty = true
-	s.tellWatching()
+	s.dirsDirty = false // the supervisor recorded them when it started the session
 	s.offer(first, false)
 	return s.loop(ctx)
 }
@@ -350,6 +357,7 @@ func (s *session) unwatched(all bool) []string {
 	return dirs
 }
 
+// watch adds watches on dirs. Not for a poll session.
 func (s *session) watch(dirs []string) error {
 	for _, d := range dirs {
 		if err := s.n.Add(d); err != nil {
@@ -362,7 +370,8 @@ func (s *session) watch(dirs []string) error {
 }
 
 // unwatchStale removes the watches, and forgets the names, the chain no
-// longer needs, and tells the sink what is watched now.
+// longer needs, and tells the sink what is watched now. Not for a poll
+// session.
 func (s *session) unwatchStale() {
 	s.n.Forget(s.chain.Names)
 	for d := range s.watched {
@@ -380,7 +389,7 @@ func (s *session) unwatchStale() {
 func (s *session) tellWatching() {
 	if s.dirsDirty && s.sink != nil {
 		s.dirsDirty = false
-		s.sink.watching(s.watchedDirs())
+		s.sink.watchingDirs(s.watchedDirs())
 	}
 }
 

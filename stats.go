@@ -97,7 +97,7 @@ func (f *File) Stats() Stats {
 		LastError:        st.lastError,
 		LastErrorTime:    st.lastErrorTime,
 	}
-	if f.w != nil && !f.w.stopped() {
+	if f.sv != nil && !f.sv.stopped() {
 		s.Mode = st.mode
 		s.WatchedDirs = slices.Clone(st.dirs)
 	}

@@ -3,7 +3,6 @@ package file
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
 	"errors"
 	"log/slog"
 	"runtime"
@@ -11,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"github.com/keepwatch/file/internal/mountinfo"
 )
 
@@ -22,9 +20,9 @@ import (
 // followed by a new session, which re-reads the file: an update made while
 // the watch was down is delivered then.
 //
-// It is the sink of its sessions, and decides what of their reads reaches
-// the callback: content the application has not seen, and each problem
-// once.
+// It is the sink of its sessions, and decides what of their reads goes on
+// to the File and its callback: content (which File delivers if the
+// application has not seen it), and each problem once.
 type supervisor struct {
 	f      *File
 	cb     func(event any, err error)
@@ -36,7 +34,7 @@ type supervisor struct {
 
 	// Owned by the goroutine.
 	fileProblem  problem // the file problem last reported; zero while the file reads fine
-	watchProblem problem // the watch problem last reported; zero once a session runs
+	watchProblem problem // the watch problem last reported; zero once a session on events runs
 	remoteNoted  string  // the event-less filesystem already reported
 	failures     int     // sessions failed in a row
 	fellBack     bool    // polling because events failed; trying them again is no restart
@@ -44,9 +42,9 @@ type supervisor struct {
 
 // launch is one try at opening a session, and the read made right after it.
 type launch struct {
-	s     *session // nil if it could not be opened
-	err   error    // why not
-	first reading
+	s    *session // nil if it could not be opened
+	err  error    // why not
+	read reading
 }
 
 // launchSession tries to open a session, then reads the file. Watch calls
@@ -57,12 +55,12 @@ func launchSession(t target, why reason) launch {
 		return launchPoll(t, false, why)
 	}
 	s, err := openSession(t)
-	return launch{s: s, err: err, first: t.read(why)}
+	return launch{s: s, err: err, read: t.read(why)}
 }
 
 // launchPoll makes a poll session, which cannot fail, and reads the file.
 func launchPoll(t target, fallback bool, why reason) launch {
-	return launch{s: newPollSession(t, fallback), first: t.read(why)}
+	return launch{s: newPollSession(t, fallback), read: t.read(why)}
 }
 
 func (l launch) close() {
@@ -73,20 +71,20 @@ func (l launch) close() {
 
 func startSupervisor(parent context.Context, f *File, cb func(any, error), prev *supervisor, first launch) *supervisor {
 	ctx, cancel := context.WithCancel(parent)
-	w := &supervisor{f: f, cb: cb, ctx: ctx, cancel: cancel, done: make(chan struct{}), prev: prev}
-	go w.run(first)
-	return w
+	sv := &supervisor{f: f, cb: cb, ctx: ctx, cancel: cancel, done: make(chan struct{}), prev: prev}
+	go sv.run(first)
+	return sv
 }
 
-func (w *supervisor) stop()         { w.cancel() }
-func (w *supervisor) stopped() bool { return w.ctx.Err() != nil }
+func (sv *supervisor) stop()         { sv.cancel() }
+func (sv *supervisor) stopped() bool { return sv.ctx.Err() != nil }
 
 // runsOnCaller reports whether the caller runs on this supervisor's
 // goroutine or on that of one it waits for, that is, inside a callback:
 // such a caller must not wait for the watch to end. Called with f.mu held.
-func (w *supervisor) runsOnCaller() bool {
+func (sv *supervisor) runsOnCaller() bool {
 	id := goid()
-	for x := w; x != nil; x = x.prev {
+	for x := sv; x != nil; x = x.prev {
 		if x.goid.Load() == id {
 			return true
 		}
@@ -94,79 +92,63 @@ func (w *supervisor) runsOnCaller() bool {
 	return false
 }
 
-func (w *supervisor) run(l launch) {
-	defer close(w.done)
-	w.goid.Store(goid())
-	w.awaitPrev()
-	w.checkSubPath()
+func (sv *supervisor) run(l launch) {
+	defer close(sv.done)
+	sv.goid.Store(goid())
+	sv.f.awaitPrevious(sv)
+	sv.checkSubPath()
 
-	bo := backoff{min: w.f.t.opts.backoffMin, max: w.f.t.opts.backoffMax}
+	bo := backoff{min: sv.f.t.opts.backoffMin, max: sv.f.t.opts.backoffMax}
 	for {
-		if w.stopped() {
+		if sv.stopped() {
 			l.close()
 			return
 		}
 		start := time.Now()
-		err := w.runSession(l)
-		if w.stopped() {
+		err := sv.runSession(l)
+		if sv.stopped() {
 			return
 		}
 		switch {
 		case errors.Is(err, errTryEvents):
-			l = launchSession(w.f.t, reasonRestart)
+			l = launchSession(sv.f.t, reasonRestart)
 			continue
 		case eventsUnavailable(err):
 			// Retrying at once would fail again: poll, and try events
 			// again later. Polling is its own wait; no backoff.
-			w.failed(ModePolling)
-			w.reportWatch(&watchError{cause: err, polling: w.f.t.opts.pollInterval()}, 0)
-			l = launchPoll(w.f.t, true, reasonRestart)
+			sv.sessionFailed(ModePolling)
+			sv.reportWatch(&watchError{cause: err, polling: sv.f.t.opts.pollInterval()}, 0)
+			l = launchPoll(sv.f.t, true, reasonRestart)
 			continue
 		}
 		delay := bo.next(time.Since(start))
-		w.failed(ModeRetrying)
-		w.reportWatch(&watchError{cause: err}, delay)
-		if !w.sleep(delay) {
+		sv.sessionFailed(ModeRetrying)
+		sv.reportWatch(&watchError{cause: err}, delay)
+		if !sv.sleep(delay) {
 			return
 		}
-		l = launchSession(w.f.t, reasonRestart)
+		l = launchSession(sv.f.t, reasonRestart)
 	}
 }
 
 // runSession hands the launch's read on and runs its session until it
 // ends. With no session it only hands on the read, so updates still flow,
 // at the pace of the backoff, while no watch can be armed.
-func (w *supervisor) runSession(l launch) error {
+func (sv *supervisor) runSession(l launch) error {
 	if l.s == nil {
-		w.found(l.first)
+		sv.found(l.read)
 		return l.err
 	}
 	defer l.s.close()
-	w.sessionStarted(l.s)
-	return l.s.run(w.ctx, w, l.first)
+	sv.sessionStarted(l.s)
+	return l.s.run(sv.ctx, sv, l.read)
 }
 
-// awaitPrev waits until the previous supervisor has finished its last
-// callback, so that callbacks never overlap, even when the callback itself
-// calls Unwatch and then Watch.
-func (w *supervisor) awaitPrev() {
-	w.f.mu.Lock()
-	prev := w.prev
-	w.f.mu.Unlock()
-	if prev == nil {
-		return
-	}
-	<-prev.done
-	w.f.mu.Lock()
-	w.prev = nil
-	w.f.mu.Unlock()
-}
-
-func (w *supervisor) sleep(d time.Duration) bool {
+func (sv *supervisor) sleep(d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
-	case <-w.ctx.Done():
+	case <-sv.ctx.Done():
 		return false
 	case <-t.C:
 		return true
@@ -174,142 +156,118 @@ func (w *supervisor) sleep(d time.Duration) bool {
 }
 
 // sessionStarted records that a session runs, and logs how it watches.
-func (w *supervisor) sessionStarted(s *session) {
-	w.f.record(func(st *stats) { st.mode = s.mode() })
-	opts := w.f.t.opts
-	log := opts.log().With(slog.String("path", w.f.t.path))
+func (sv *supervisor) sessionStarted(s *session) {
+	sv.f.recordSession(s.mode(), s.watchedDirs())
+	opts := sv.f.t.opts
+	log := opts.log().With(slog.String("path", sv.f.t.path))
 	switch {
-	case s.n == nil && opts.poll > 0:
+	case s.pollOnly() && opts.poll > 0:
 		log.Debug("keepwatch: polling", slog.Duration("every", opts.poll))
 		return
-	case s.n == nil:
+	case s.pollOnly():
 		return // a fallback, reported as such
-	case w.failures > 0:
-		log.Info("keepwatch: watch re-armed", slog.Int("attempts", w.failures), slog.Any("dirs", s.chain.Dirs))
+	case sv.failures > 0:
+		log.Info("keepwatch: watch re-armed", slog.Int("attempts", sv.failures), slog.Any("dirs", s.watchedDirs()))
 	default:
-		log.Info("keepwatch: watch started", slog.Any("dirs", s.chain.Dirs))
+		log.Info("keepwatch: watch started", slog.Any("dirs", s.watchedDirs()))
 	}
-	w.failures, w.fellBack = 0, false
-	w.watchProblem = problem{}
-	if s.remoteFS != "" && s.remoteFS != w.remoteNoted {
-		w.remoteNoted = s.remoteFS
-		w.reportWatch(&watchError{polling: opts.pollInterval(), fs: s.remoteFS}, 0)
+	sv.failures, sv.fellBack = 0, false
+	sv.watchProblem = problem{}
+	if fs := s.remote(); fs != "" && fs != sv.remoteNoted {
+		sv.remoteNoted = fs
+		sv.reportWatch(&watchError{polling: opts.pollInterval(), fs: fs}, 0)
 	}
 }
 
-// failed counts a session that ended in failure; mode is what follows.
-func (w *supervisor) failed(mode Mode) {
-	w.failures++
-	again := w.fellBack && mode == ModePolling
-	w.fellBack = mode == ModePolling
-	w.f.record(func(st *stats) {
-		if !again {
-			st.restarts++
-		}
-		st.mode, st.dirs = mode, nil
-	})
+// sessionFailed counts a session that ended in failure; mode is what
+// follows.
+func (sv *supervisor) sessionFailed(mode Mode) {
+	sv.failures++
+	again := sv.fellBack && mode == ModePolling
+	sv.fellBack = mode == ModePolling
+	sv.f.recordFailure(mode, !again)
 }
 
-// found is where the sessions hand their reads: content the application
-// has not seen goes to the callback, a new problem with the file is
-// reported.
-func (w *supervisor) found(r reading) {
+// found is where the sessions hand their reads: content goes on to File,
+// which delivers what the application has not seen; a new problem with the
+// file is reported.
+func (sv *supervisor) found(r reading) {
 	if r.err != nil {
-		w.reportFile(r.err)
+		sv.reportFile(r.err)
 		return
 	}
-	back := w.fileProblem != problem{}
-	w.fileProblem = problem{}
-	log := w.f.t.opts.log()
+	back := sv.fileProblem != problem{}
+	sv.fileProblem = problem{}
 	if back {
-		log.Info("keepwatch: file back", slog.String("path", w.f.t.path))
+		sv.f.t.opts.log().Info("keepwatch: file back", slog.String("path", sv.f.t.path))
 	}
-	op, ok := w.f.startDelivery(w, r.c, r.why, back)
-	if !ok {
-		return
-	}
-	defer w.f.endDelivery()
-	log.Info("keepwatch: update delivered", slog.String("path", w.f.t.path), slog.String("reason", string(r.why)),
-		slog.Int("size", len(r.c.data)), slog.String("sha256", hex.EncodeToString(r.c.sum[:6])))
-	w.cb(fsnotify.Event{Name: w.f.t.path, Op: op}, nil)
+	sv.f.deliver(sv.ctx, sv.cb, r, back)
 }
 
-// watching records the directories a session watches.
-func (w *supervisor) watching(dirs []string) {
-	w.f.record(func(st *stats) { st.dirs = dirs })
+// watchingDirs records the directories a session watches.
+func (sv *supervisor) watchingDirs(dirs []string) {
+	sv.f.recordDirs(dirs)
 }
 
 // reportFile reports a problem with the file (missing, not regular, too
 // large, unreadable) once; the watch goes on and delivers the file when it
 // is readable again.
-func (w *supervisor) reportFile(err error) {
-	p := problemOf(fileProblem, err)
-	if p == w.fileProblem {
+func (sv *supervisor) reportFile(err error) {
+	p := problemOf(kindFile, err)
+	if p == sv.fileProblem {
 		return
 	}
-	w.fileProblem = p
-	w.f.t.opts.log().Warn("keepwatch: file problem", slog.String("path", w.f.t.path), slog.Any("error", err))
-	w.report(err)
+	sv.fileProblem = p
+	sv.f.t.opts.log().Warn("keepwatch: file problem", slog.String("path", sv.f.t.path), slog.Any("error", err))
+	sv.f.report(sv.ctx, sv.cb, err)
 }
 
 // reportWatch reports a problem with the watch itself, unless it is the
-// same one as the last reported and no session ran in between: then it
-// only logs the retry, at debug level.
-func (w *supervisor) reportWatch(we *watchError, retryIn time.Duration) {
-	kind := watchBroken
+// same one as the last reported and no session on events ran in between:
+// then it only logs the retry, at debug level.
+func (sv *supervisor) reportWatch(we *watchError, retryIn time.Duration) {
+	kind := kindBroken
 	switch {
 	case we.fs != "":
-		kind = noRemoteEvents
+		kind = kindRemote
 	case we.polling > 0:
-		kind = watchPolled
+		kind = kindPolling
 	}
 	p := problemOf(kind, we.cause)
-	again := p == w.watchProblem
+	again := p == sv.watchProblem
 	level := slog.LevelWarn
 	if again {
 		level = slog.LevelDebug
 	}
-	log := w.f.t.opts.log()
+	log := sv.f.t.opts.log()
 	ctx := context.Background()
-	path := slog.String("path", w.f.t.path)
+	path := slog.String("path", sv.f.t.path)
 	switch kind {
-	case noRemoteEvents:
+	case kindRemote:
 		log.Log(ctx, level, "keepwatch: no events on this filesystem, polling", path,
 			slog.String("fs", we.fs), slog.Duration("every", we.polling))
-	case watchPolled:
+	case kindPolling:
 		log.Log(ctx, level, "keepwatch: events unavailable, polling", path,
 			slog.Any("error", we.cause), slog.Duration("every", we.polling))
 	default:
 		log.Log(ctx, level, "keepwatch: watch interrupted", path,
-			slog.Any("error", we.cause), slog.Int("attempt", w.failures), slog.Duration("retry_in", retryIn))
+			slog.Any("error", we.cause), slog.Int("attempt", sv.failures), slog.Duration("retry_in", retryIn))
 	}
 	if again {
 		return
 	}
-	w.watchProblem = p
-	w.report(w.f.errorf("watch", we))
-}
-
-// report hands a problem to the callback and counts it.
-func (w *supervisor) report(err error) {
-	if w.stopped() {
-		return
-	}
-	w.f.record(func(st *stats) {
-		st.errors++
-		st.lastError, st.lastErrorTime = err, time.Now()
-	})
-	w.cb(nil, err)
+	sv.watchProblem = p
+	sv.f.report(sv.ctx, sv.cb, sv.f.errorf("watch", we))
 }
 
 // checkSubPath warns, once per provider, when the watched file is a single
 // file bind-mounted: a Kubernetes subPath mount, which kubelet never
 // updates in a running pod. The watch goes on: an in-place write to the
 // mounted file itself would still be seen.
-func (w *supervisor) checkSubPath() {
-	f := w.f
+func (sv *supervisor) checkSubPath() {
+	f := sv.f
 	table := f.t.opts.mountInfo
-	if table == "" || !f.subPathChecked.CompareAndSwap(false, true) {
+	if table == "" || !f.firstSubPathCheck() {
 		return
 	}
 	mounts, err := mountinfo.ReadFile(table)
@@ -322,7 +280,7 @@ func (w *supervisor) checkSubPath() {
 	}
 	f.t.opts.log().Warn("keepwatch: subPath mount, the file will not change in a running pod; mount the directory instead",
 		slog.String("path", f.t.path), slog.String("mount", m.Point), slog.String("source", m.Root))
-	w.report(f.errorf("watch", ErrSubPathMount))
+	f.report(sv.ctx, sv.cb, f.errorf("watch", ErrSubPathMount))
 }
 
 // goid returns the id of the calling goroutine, read from the header of its

@@ -66,16 +66,14 @@ func doctorCmd(args []string, stdout, stderr io.Writer) error {
 
 	r := &report{out: stdout}
 	fmt.Fprintf(stdout, "keepwatch doctor %s\n\n", abs)
-	real := r.chain(abs)
-	r.file(real, *maxSize)
+	c := r.chain(abs)
+	r.file(c.Real, *maxSize)
 	r.layout(abs)
-	r.mount(abs, real, *table)
-	home := filepath.Dir(real)
-	if real == "" {
-		home = nearestDir(filepath.Dir(abs))
-	}
-	r.filesystem(home)
-	r.inotify(home)
+	r.mount(abs, c.Real, *table)
+	// Where the file is, or where its resolution stopped: the filesystem
+	// there is the one whose events matter, as for the library.
+	r.filesystem(c.Home())
+	r.inotify(c.Home())
 	r.limits()
 
 	fmt.Fprintln(stdout)
@@ -91,10 +89,10 @@ func doctorCmd(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// chain prints each symlink from abs to the file and returns the file's
-// symlink-free path, or "" if it cannot be reached. It resolves the path
-// with the library's own resolver, so it sees what the watch sees.
-func (r *report) chain(abs string) string {
+// chain prints each symlink from abs to the file and returns the
+// resolution; its Real is "" if the file cannot be reached. It resolves the
+// path with the library's own resolver, so it sees what the watch sees.
+func (r *report) chain(abs string) chain.Chain {
 	c := chain.Resolve(abs, nil)
 	for i, h := range c.Hops {
 		label := ""
@@ -105,14 +103,14 @@ func (r *report) chain(abs string) string {
 	}
 	if c.Err != nil {
 		r.add(problem, "chain", "%v", c.Err)
-		return ""
+		return c
 	}
 	if len(c.Hops) == 0 {
 		r.add(info, "chain", "no symlinks: %s", c.Real)
 	} else {
 		r.add(info, "", "= %s", c.Real)
 	}
-	return c.Real
+	return c
 }
 
 func (r *report) file(real string, maxSize int64) {
@@ -267,18 +265,4 @@ func readInt(path string) (int, error) {
 		return 0, err
 	}
 	return strconv.Atoi(strings.TrimSpace(string(b)))
-}
-
-// nearestDir returns dir or its nearest existing ancestor.
-func nearestDir(dir string) string {
-	for {
-		if info, err := os.Stat(dir); err == nil && info.IsDir() {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return dir
-		}
-		dir = parent
-	}
 }

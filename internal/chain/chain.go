@@ -14,8 +14,8 @@ import (
 	"syscall"
 )
 
-// MaxSymlinks is Linux's limit on symlinks followed in one lookup.
-const MaxSymlinks = 40
+// maxSymlinks is Linux's limit on symlinks followed in one lookup.
+const maxSymlinks = 40
 
 // Hop is one symlink followed on the way to the file.
 type Hop struct {
@@ -39,11 +39,11 @@ type Chain struct {
 	Err   error           // why resolution failed, if it did
 }
 
-// Resolve resolves the absolute path abs. It calls lookup, if not nil, with
-// each path before looking it up, so that a watcher can start caring about
-// a name before it reads it: no change can fall between the look and the
-// care.
-func Resolve(abs string, lookup func(path string)) Chain {
+// Resolve resolves the absolute path abs. It calls before, if not nil,
+// with each path before it looks it up, so that a watcher can start caring
+// about a name before it reads it: no change can fall between the look and
+// the care.
+func Resolve(abs string, before func(path string)) Chain {
 	c := Chain{Names: make(map[string]bool)}
 	cur := string(filepath.Separator)
 	rest := split(abs)
@@ -56,8 +56,8 @@ func Resolve(abs string, lookup func(path string)) Chain {
 		}
 		next := filepath.Join(cur, name)
 		c.Names[next] = true
-		if lookup != nil {
-			lookup(next)
+		if before != nil {
+			before(next)
 		}
 		info, err := os.Lstat(next)
 		if err != nil {
@@ -66,9 +66,9 @@ func Resolve(abs string, lookup func(path string)) Chain {
 		}
 		switch {
 		case info.Mode()&fs.ModeSymlink != 0:
-			c.watch(cur)
+			c.addDir(cur)
 			target, err := os.Readlink(next)
-			if err == nil && len(c.Hops) == MaxSymlinks {
+			if err == nil && len(c.Hops) == maxSymlinks {
 				err = &fs.PathError{Op: "resolve", Path: abs, Err: syscall.ELOOP}
 			}
 			if err != nil {
@@ -81,7 +81,7 @@ func Resolve(abs string, lookup func(path string)) Chain {
 			}
 			rest = append(split(target), rest...)
 		case len(rest) == 0:
-			c.watch(cur)
+			c.addDir(cur)
 			c.Real = next
 		case !info.IsDir():
 			c.fail(cur, &fs.PathError{Op: "resolve", Path: next, Err: syscall.ENOTDIR})
@@ -92,7 +92,7 @@ func Resolve(abs string, lookup func(path string)) Chain {
 	}
 	if c.Real == "" { // the path names a directory, such as "/"
 		c.Real = cur
-		c.watch(filepath.Dir(cur))
+		c.addDir(filepath.Dir(cur))
 	}
 	return c
 }
@@ -121,14 +121,14 @@ func (c *Chain) Home() string {
 	return string(filepath.Separator)
 }
 
-func (c *Chain) watch(dir string) {
+func (c *Chain) addDir(dir string) {
 	if !slices.Contains(c.Dirs, dir) {
 		c.Dirs = append(c.Dirs, dir)
 	}
 }
 
 func (c *Chain) fail(dir string, err error) {
-	c.watch(dir)
+	c.addDir(dir)
 	c.Err = err
 }
 
