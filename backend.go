@@ -1,51 +1,35 @@
 package file
 
-import "github.com/fsnotify/fsnotify"
-
-// backend is the kernel side of the shared watcher: the one fsnotify
-// watcher of the process. The hub multiplexes it among the notifiers of
-// every session.
+// backend is the kernel side of the shared watcher: inotify on Linux
+// (backend_linux.go), fsnotify elsewhere (backend_fsnotify.go). The hub
+// multiplexes it among the notifiers of every session.
 type backend interface {
-	Add(path string) error
-	// Remove drops the watch on path. It cannot fail in a way that matters:
-	// an error only says the kernel already dropped the watch.
-	Remove(path string)
-	Events() <-chan fsnotify.Event
+	// Add watches path, a directory or a file, not following a symlink,
+	// and returns the watch's id. The kernel keeps one watch per inode, so
+	// every path to one directory gets the same id.
+	Add(path string) (id int, err error)
+	// Remove drops a watch. It cannot fail in a way that matters: an error
+	// only says the kernel already dropped it.
+	Remove(id int)
+	// Events delivers what the kernel reports, a batch at a time.
+	Events() <-chan []rawEvent
+	// Errors delivers the error that broke the backend; nothing follows.
 	Errors() <-chan error
+	// Caps says what the backend can see.
+	Caps() caps
+	// Close stops the backend and waits for its goroutine. It is idempotent.
 	Close() error
 }
 
-// fsnotifyBackend is a backend on an fsnotify.Watcher.
-type fsnotifyBackend struct{ w *fsnotify.Watcher }
-
-func newFsnotifyBackend() (backend, error) {
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return nil, err
-	}
-	return fsnotifyBackend{w}, nil
+// rawEvent is what a backend reports: op happened to the entry name of the
+// watched directory id, or, with no name, to the watched inode itself. An
+// event for everyWatch concerns every watch.
+type rawEvent struct {
+	id   int
+	name string
+	op   op
 }
 
-func (b fsnotifyBackend) Add(path string) error         { return b.w.Add(path) }
-func (b fsnotifyBackend) Remove(path string)            { _ = b.w.Remove(path) }
-func (b fsnotifyBackend) Events() <-chan fsnotify.Event { return b.w.Events }
-func (b fsnotifyBackend) Errors() <-chan error          { return b.w.Errors }
-func (b fsnotifyBackend) Close() error                  { return b.w.Close() }
-
-// opOf translates an fsnotify operation.
-func opOf(o fsnotify.Op) op {
-	var out op
-	if o.Has(fsnotify.Create) {
-		out |= opCreate
-	}
-	if o.Has(fsnotify.Remove) || o.Has(fsnotify.Rename) {
-		out |= opRemove
-	}
-	if o.Has(fsnotify.Write) {
-		out |= opWrite
-	}
-	if o.Has(fsnotify.Chmod) {
-		out |= opAttrib
-	}
-	return out
-}
+// everyWatch is the id of an event about every watch: events were lost,
+// or the mount table changed.
+const everyWatch = -1

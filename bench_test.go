@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -16,6 +17,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/keepwatch/file/internal/kubevol"
 	stock "github.com/knadh/koanf/providers/file"
+	"golang.org/x/sys/unix"
 )
 
 // Benchmarks of keepwatch against koanf's stock file provider, in the same
@@ -265,6 +267,77 @@ func BenchmarkRecovery(b *testing.B) {
 	})
 }
 
+// Changes that only keepwatch sees, because it watches every directory on
+// the way to the file and the file's own inode: a plain ancestor renamed
+// away and another put in its place, two ancestors exchanged, and a write
+// through a hard link in a directory nobody watches. The stock provider
+// watches the file's directory only and sees none of them.
+func BenchmarkReach(b *testing.B) {
+	newProbeAt := func(b *testing.B, path string) *probe {
+		return newProbe(b, func() watcher { return providers[0].new(path) })
+	}
+	app := func(b *testing.B, dir string, i int) {
+		if err := os.MkdirAll(filepath.Join(dir, "conf"), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "conf", "config.yaml"), []byte(gen(i)), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("keepwatch/ancestor-rename", func(b *testing.B) {
+		dir := filepath.Join(b.TempDir(), "app")
+		app(b, dir, -1)
+		p := newProbeAt(b, filepath.Join(dir, "conf", "config.yaml"))
+		measure(b, p, func(i int) (string, time.Time) {
+			app(b, dir+".new", i)
+			if err := os.Rename(dir, dir+".old"); err != nil {
+				b.Fatal(err)
+			}
+			start := time.Now()
+			if err := os.Rename(dir+".new", dir); err != nil {
+				b.Fatal(err)
+			}
+			if err := os.RemoveAll(dir + ".old"); err != nil {
+				b.Fatal(err)
+			}
+			return gen(i), start
+		})
+	})
+	b.Run("keepwatch/ancestor-exchange", func(b *testing.B) {
+		dir := filepath.Join(b.TempDir(), "app")
+		app(b, dir, -1)
+		p := newProbeAt(b, filepath.Join(dir, "conf", "config.yaml"))
+		measure(b, p, func(i int) (string, time.Time) {
+			app(b, dir+".next", i)
+			start := time.Now()
+			if err := unix.Renameat2(unix.AT_FDCWD, dir+".next", unix.AT_FDCWD, dir, unix.RENAME_EXCHANGE); err != nil {
+				b.Fatal(err)
+			}
+			if err := os.RemoveAll(dir + ".next"); err != nil {
+				b.Fatal(err)
+			}
+			return gen(i), start
+		})
+	})
+	b.Run("keepwatch/hardlink-write", func(b *testing.B) {
+		root := b.TempDir()
+		path, link := filepath.Join(root, "conf.yaml"), filepath.Join(b.TempDir(), "link.yaml")
+		if err := os.WriteFile(path, []byte(gen(-1)), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.Link(path, link); err != nil {
+			b.Fatal(err)
+		}
+		p := newProbeAt(b, path)
+		measure(b, p, func(i int) (string, time.Time) {
+			if err := os.WriteFile(link, []byte(gen(i)), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			return gen(i), time.Now()
+		})
+	})
+}
+
 var fileCounts = []int{1, 100, 10000}
 
 // footprintCounts leaves out 1 file: one provider's heap is below the
@@ -379,7 +452,7 @@ func BenchmarkFootprint(b *testing.B) {
 				continue
 			}
 			b.Run(fmt.Sprintf("%s/files=%d", prov.name, n), func(b *testing.B) {
-				inotify0, goroutines0 := countInotifyFDs(), runtime.NumGoroutine()
+				inotify0, goroutines0, watches0 := countInotifyFDs(), runtime.NumGoroutine(), countKernelWatches()
 				var before, after runtime.MemStats
 				runtime.GC()
 				runtime.ReadMemStats(&before)
@@ -393,6 +466,7 @@ func BenchmarkFootprint(b *testing.B) {
 				b.ReportMetric(per(float64(after.HeapAlloc)-float64(before.HeapAlloc)), "heap-B/file")
 				b.ReportMetric(per(float64(runtime.NumGoroutine()-goroutines0)), "goroutines/file")
 				b.ReportMetric(per(float64(countInotifyFDs()-inotify0)), "inotify/file")
+				b.ReportMetric(per(float64(countKernelWatches()-watches0)), "watches/file")
 				for range b.N {
 				}
 			})
@@ -418,6 +492,20 @@ func BenchmarkRecheckCost(b *testing.B) {
 			b.Fatal("changed")
 		}
 	}
+}
+
+// countKernelWatches counts the inotify watches the process holds, over all
+// its inotify instances.
+func countKernelWatches() int {
+	entries, _ := os.ReadDir("/proc/self/fd")
+	n := 0
+	for _, e := range entries {
+		if target, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && target == "anon_inode:inotify" {
+			b, _ := os.ReadFile(filepath.Join("/proc/self/fdinfo", e.Name()))
+			n += strings.Count(string(b), "inotify wd:")
+		}
+	}
+	return n
 }
 
 var inotifyMu sync.Mutex

@@ -28,10 +28,15 @@
 // is always the content the callback saw last.
 //
 // Atomic updates (rename, symlink swap) are read as soon as their event
-// arrives. In-place writes are read once the file has gone a quiet window
-// ([WithQuietWindow]) without a write, so the reload does not see a
-// half-written file; a writer that pauses longer than the window mid-write
-// can still be read half-done, and is then delivered again when it is done.
+// arrives. An in-place write is read when its writer closes the file, never
+// while the writer still has it open, so the reload does not see a
+// half-written file, nor the empty one a shell redirect leaves before the
+// producer writes. Where the kernel does not report the close (off Linux,
+// when polling), the file is read once it has gone a quiet window
+// ([WithQuietWindow]) without a write. Every directory the path goes
+// through is watched, and the file itself: a plain ancestor renamed or
+// exchanged, a write through a hard link or to the source of a bind mount,
+// a mount over the path, all arrive in milliseconds.
 //
 // # What never stops it
 //
@@ -48,9 +53,10 @@
 //
 // # Cost
 //
-// All providers in a process share one fsnotify watcher, so one inotify
-// instance, with directory watches counted and events dispatched only to
-// the providers whose path they name. When inotify cannot be had, or the
+// All providers in a process share one inotify instance, read directly on
+// Linux (fsnotify elsewhere), with each kernel watch counted by the inode
+// it watches and events dispatched only to the providers whose path they
+// name. When inotify cannot be had, or the
 // file is on a filesystem that reports no remote changes (NFS, SMB, FUSE),
 // a provider polls at its re-check interval and says so ([ErrPolling]).
 //

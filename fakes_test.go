@@ -2,36 +2,27 @@ package file
 
 import (
 	"maps"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
-
-	"github.com/fsnotify/fsnotify"
 )
 
 // fakes is a notifier factory that a test scripts: it makes the constructor
-// or Add fail, and hands out notifiers whose channels the test drives.
-type fakes = fakeFactory[event]
-
-// fakeNotifier is a scripted notifier for a session.
-type fakeNotifier = fakeWatcher[event]
-
-// fakeBackends is the same for a hub: it hands out scripted backends.
-type fakeBackends = fakeFactory[fsnotify.Event]
-
-// fakeFactory makes scripted watchers, notifiers or backends, whose events
-// are of type E. Their channels are unbuffered, like fsnotify's.
-type fakeFactory[E any] struct {
+// or Add fail, says what the notifiers can see, and hands out notifiers
+// whose channels the test drives.
+type fakes struct {
 	mu       sync.Mutex
-	newErrs  []error                // the next constructor calls fail with these
-	addErr   func(dir string) error // if set, Add fails when it returns an error
-	closeErr error                  // what Close returns
-	made     []*fakeWatcher[E]      // nil for a failed constructor call
-	madeAt   []time.Time            // when the constructor was called
+	newErrs  []error                 // the next constructor calls fail with these
+	addErr   func(path string) error // if set, Add fails when it returns an error
+	closeErr error                   // what Close returns
+	caps     caps                    // what the notifiers say they can see
+	made     []*fakeNotifier         // nil for a failed constructor call
+	madeAt   []time.Time             // when the constructor was called
 }
 
-// make is the constructor the code under test calls.
-func (fs *fakeFactory[E]) make() (*fakeWatcher[E], error) {
+// new is the constructor: withNotifier(fs.new).
+func (fs *fakes) new() (notifier, error) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	fs.madeAt = append(fs.madeAt, time.Now())
@@ -41,69 +32,45 @@ func (fs *fakeFactory[E]) make() (*fakeWatcher[E], error) {
 		fs.made = append(fs.made, nil)
 		return nil, err
 	}
-	w := &fakeWatcher[E]{
-		fs:     fs,
-		events: make(chan E),
-		errors: make(chan error),
-		closed: make(chan struct{}),
-		dirs:   make(map[string]bool),
-		wants:  make(map[string]bool),
-	}
-	fs.made = append(fs.made, w)
-	return w, nil
+	n := &fakeNotifier{fakeChannels: newFakeChannels[event](), fs: fs,
+		paths: make(map[string]bool), wants: make(map[string]bool)}
+	fs.made = append(fs.made, n)
+	return n, nil
 }
 
-// new makes a notifier: withNotifier(fs.new).
-func (fs *fakeFactory[E]) new() (notifier, error) {
-	w, err := fs.make()
-	if err != nil {
-		return nil, err
-	}
-	return any(w).(notifier), nil
-}
-
-// newBackend makes a backend: newHub(fs.newBackend).
-func (fs *fakeFactory[E]) newBackend() (backend, error) {
-	w, err := fs.make()
-	if err != nil {
-		return nil, err
-	}
-	return any(w).(backend), nil
-}
-
-func (fs *fakeFactory[E]) set(fn func(fs *fakeFactory[E])) {
+func (fs *fakes) set(fn func(fs *fakes)) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	fn(fs)
 }
 
 // calls returns the number of constructor calls, failed ones included.
-func (fs *fakeFactory[E]) calls() int {
+func (fs *fakes) calls() int {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	return len(fs.made)
 }
 
-// last returns the watcher made last, or nil.
-func (fs *fakeFactory[E]) last() *fakeWatcher[E] {
+// last returns the notifier made last, or nil.
+func (fs *fakes) last() *fakeNotifier {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	for _, w := range slices.Backward(fs.made) {
-		if w != nil {
-			return w
+	for _, n := range slices.Backward(fs.made) {
+		if n != nil {
+			return n
 		}
 	}
 	return nil
 }
 
-func (fs *fakeFactory[E]) lastMadeAt() time.Time {
+func (fs *fakes) lastMadeAt() time.Time {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	return fs.madeAt[len(fs.madeAt)-1]
 }
 
 // gaps returns the time between consecutive constructor calls.
-func (fs *fakeFactory[E]) gaps() []time.Duration {
+func (fs *fakes) gaps() []time.Duration {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	var out []time.Duration
@@ -113,134 +80,259 @@ func (fs *fakeFactory[E]) gaps() []time.Duration {
 	return out
 }
 
-// fakeWatcher is a scripted notifier or backend: the test sends its events
-// and errors, closes its channels, and reads what it watches and wants.
-type fakeWatcher[E any] struct {
-	fs     *fakeFactory[E]
+// fakeNotifier is a scripted notifier: the test sends its events and
+// errors, closes its channels, and reads what it watches and wants.
+type fakeNotifier struct {
+	fakeChannels[event]
+	fs    *fakes
+	paths map[string]bool // guarded by mu
+	wants map[string]bool // guarded by mu
+}
+
+func (n *fakeNotifier) Add(path string) error {
+	n.fs.mu.Lock()
+	addErr := n.fs.addErr
+	n.fs.mu.Unlock()
+	if addErr != nil {
+		if err := addErr(path); err != nil {
+			return err
+		}
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.paths[path] = true
+	return nil
+}
+
+func (n *fakeNotifier) Remove(path string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	delete(n.paths, path)
+}
+
+func (n *fakeNotifier) Want(path string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.wants[path] = true
+}
+
+func (n *fakeNotifier) Forget(keep map[string]bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for p := range n.wants {
+		if !keep[p] {
+			delete(n.wants, p)
+		}
+	}
+}
+
+func (n *fakeNotifier) Caps() caps {
+	n.fs.mu.Lock()
+	defer n.fs.mu.Unlock()
+	return n.fs.caps
+}
+
+func (n *fakeNotifier) Close() error {
+	n.markClosed()
+	n.fs.mu.Lock()
+	defer n.fs.mu.Unlock()
+	return n.fs.closeErr
+}
+
+// watched lists the paths watched, sorted.
+func (n *fakeNotifier) watched() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return slices.Sorted(maps.Keys(n.paths))
+}
+
+func (n *fakeNotifier) wanted() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return slices.Sorted(maps.Keys(n.wants))
+}
+
+// send delivers a session event; it reports false if n is nil or closed.
+func send(n *fakeNotifier, name string, o op) bool {
+	return n != nil && n.deliver(event{name: name, op: o})
+}
+
+// fakeBackends is a backend factory for hub tests: it hands out backends
+// whose channels the test drives.
+type fakeBackends struct {
+	mu   sync.Mutex
+	caps caps // what the backends say they can see
+	made []*fakeBackend
+}
+
+func (fb *fakeBackends) newBackend() (backend, error) {
+	fb.mu.Lock()
+	defer fb.mu.Unlock()
+	b := &fakeBackend{fakeChannels: newFakeChannels[[]rawEvent](), caps: fb.caps, ids: make(map[string]int)}
+	fb.made = append(fb.made, b)
+	return b, nil
+}
+
+func (fb *fakeBackends) calls() int {
+	fb.mu.Lock()
+	defer fb.mu.Unlock()
+	return len(fb.made)
+}
+
+func (fb *fakeBackends) last() *fakeBackend {
+	fb.mu.Lock()
+	defer fb.mu.Unlock()
+	return fb.made[len(fb.made)-1]
+}
+
+// fakeBackend is a scripted backend. A path's id is its own, unless the
+// test makes two paths one inode with sameInode.
+type fakeBackend struct {
+	fakeChannels[[]rawEvent]
+	caps    caps
+	ids     map[string]int // guarded by mu: the id each path gets
+	watches map[int]bool   // guarded by mu: ids watched
+	next    int
+}
+
+// sameInode makes path b lead to the inode of path a, as a bind mount does.
+func (b *fakeBackend) sameInode(a, other string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.ids[other] = b.idLocked(a)
+}
+
+func (b *fakeBackend) idLocked(path string) int {
+	id, ok := b.ids[path]
+	if !ok {
+		b.next++
+		id = b.next
+		b.ids[path] = id
+	}
+	return id
+}
+
+func (b *fakeBackend) Add(path string) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	id := b.idLocked(path)
+	if b.watches == nil {
+		b.watches = make(map[int]bool)
+	}
+	b.watches[id] = true
+	return id, nil
+}
+
+func (b *fakeBackend) Remove(id int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.watches, id)
+}
+
+func (b *fakeBackend) Caps() caps { return b.caps }
+
+func (b *fakeBackend) Close() error {
+	b.markClosed()
+	return nil
+}
+
+// watched lists the paths whose inode is watched, sorted.
+func (b *fakeBackend) watched() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []string
+	for p, id := range b.ids {
+		if b.watches[id] {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// send delivers an event on path, as the kernel reports it: on the watch
+// of its directory, named, and on its own watch if it has one.
+func (b *fakeBackend) send(path string, o op) bool {
+	b.mu.Lock()
+	var batch []rawEvent
+	if id, ok := b.ids[path]; ok && b.watches[id] {
+		batch = append(batch, rawEvent{id: id, op: o})
+	}
+	if id, ok := b.ids[filepath.Dir(path)]; ok && b.watches[id] {
+		batch = append(batch, rawEvent{id: id, name: filepath.Base(path), op: o})
+	}
+	b.mu.Unlock()
+	return len(batch) > 0 && b.deliver(batch)
+}
+
+// fakeChannels are the channels of a scripted notifier or backend, whose
+// events are of type E. They are unbuffered, like fsnotify's.
+type fakeChannels[E any] struct {
 	events chan E
 	errors chan error
 	closed chan struct{}
 
 	mu           sync.Mutex
-	dirs         map[string]bool
-	wants        map[string]bool
 	isClosed     bool
 	eventsClosed bool
 }
 
-func (w *fakeWatcher[E]) Add(dir string) error {
-	w.fs.mu.Lock()
-	addErr := w.fs.addErr
-	w.fs.mu.Unlock()
-	if addErr != nil {
-		if err := addErr(dir); err != nil {
-			return err
-		}
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.dirs[dir] = true
-	return nil
+func newFakeChannels[E any]() fakeChannels[E] {
+	return fakeChannels[E]{events: make(chan E), errors: make(chan error), closed: make(chan struct{})}
 }
 
-func (w *fakeWatcher[E]) Remove(dir string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	delete(w.dirs, dir)
-}
+func (c *fakeChannels[E]) Events() <-chan E     { return c.events }
+func (c *fakeChannels[E]) Errors() <-chan error { return c.errors }
 
-func (w *fakeWatcher[E]) Want(path string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.wants[path] = true
-}
-
-func (w *fakeWatcher[E]) Forget(keep map[string]bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for p := range w.wants {
-		if !keep[p] {
-			delete(w.wants, p)
-		}
+func (c *fakeChannels[E]) markClosed() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.isClosed {
+		c.isClosed = true
+		close(c.closed)
 	}
 }
 
-func (w *fakeWatcher[E]) Events() <-chan E     { return w.events }
-func (w *fakeWatcher[E]) Errors() <-chan error { return w.errors }
-
-func (w *fakeWatcher[E]) Close() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !w.isClosed {
-		w.isClosed = true
-		close(w.closed)
-	}
-	w.fs.mu.Lock()
-	defer w.fs.mu.Unlock()
-	return w.fs.closeErr
+func (c *fakeChannels[E]) isClosedNow() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.isClosed
 }
 
-func (w *fakeWatcher[E]) watched() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return slices.Sorted(maps.Keys(w.dirs))
+// closeEvents and closeErrors close a channel, as a broken kernel
+// watcher would.
+func (c *fakeChannels[E]) closeEvents() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.eventsClosed = true
+	close(c.events)
 }
 
-func (w *fakeWatcher[E]) wanted() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return slices.Sorted(maps.Keys(w.wants))
-}
-
-func (w *fakeWatcher[E]) isClosedNow() bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.isClosed
-}
-
-// closeEvents and closeErrors close a channel, as a broken fsnotify would.
-func (w *fakeWatcher[E]) closeEvents() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.eventsClosed = true
-	close(w.events)
-}
-
-func (w *fakeWatcher[E]) closeErrors() { close(w.errors) }
+func (c *fakeChannels[E]) closeErrors() { close(c.errors) }
 
 // deliver sends an event, as the kernel would; it reports false if the
 // watcher or its event channel was closed first.
-func (w *fakeWatcher[E]) deliver(ev E) bool {
-	w.mu.Lock()
-	gone := w.eventsClosed
-	w.mu.Unlock()
+func (c *fakeChannels[E]) deliver(ev E) bool {
+	c.mu.Lock()
+	gone := c.eventsClosed
+	c.mu.Unlock()
 	if gone {
 		return false
 	}
 	select {
-	case w.events <- ev:
+	case c.events <- ev:
 		return true
-	case <-w.closed:
+	case <-c.closed:
 		return false
 	}
 }
 
 // fail delivers an error; it reports false if the watcher was closed first.
-func (w *fakeWatcher[E]) fail(err error) bool {
+func (c *fakeChannels[E]) fail(err error) bool {
 	select {
-	case w.errors <- err:
+	case c.errors <- err:
 		return true
-	case <-w.closed:
+	case <-c.closed:
 		return false
 	}
-}
-
-// send delivers a session event.
-func send(n *fakeNotifier, name string, o op) bool {
-	return n != nil && n.deliver(event{name: name, op: o})
-}
-
-// sendRaw delivers a backend event.
-func sendRaw(b *fakeWatcher[fsnotify.Event], name string, o fsnotify.Op) bool {
-	return b.deliver(fsnotify.Event{Name: name, Op: o})
 }

@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"io/fs"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -50,15 +52,37 @@ const (
 
 // Provider returns a provider for the file at path. It does no I/O: a missing
 // or unreadable file is reported by ReadBytes and by the watch.
+//
+// A relative path is taken from the working directory at the time of the
+// call. The path is resolved the way the kernel resolves it: a ".." after
+// a symlink to a directory goes up from where the symlink leads, as open(2)
+// does, not from where it sits. Events and errors name the path as given,
+// cleaned, as koanf's stock provider does.
 func Provider(path string, opts ...Option) *File {
-	path = filepath.Clean(path)
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		abs = path
-	}
 	f := &File{opts: newOptions(opts)}
-	f.t = target{path: path, abs: abs, opts: &f.opts}
+	f.t = target{path: filepath.Clean(path), abs: absPath(path), opts: &f.opts}
 	return f
+}
+
+// absPath makes path absolute without cleaning it: cleaning "a/link/../b"
+// to "a/b" would read another file than the kernel opens when link is a
+// symlink to a directory. Windows resolves ".." by the name, so it is
+// cleaned there.
+func absPath(path string) string {
+	if runtime.GOOS == "windows" {
+		if abs, err := filepath.Abs(path); err == nil {
+			return abs
+		}
+		return path
+	}
+	if filepath.IsAbs(path) {
+		return path
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return path
+	}
+	return wd + string(filepath.Separator) + path
 }
 
 // ReadBytes reads the file and returns its content.

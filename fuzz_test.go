@@ -72,7 +72,7 @@ func FuzzSessionEvents(f *testing.F) {
 				case 7: // events were dropped
 					if n != nil {
 						select {
-						case n.events <- event{op: opLost}:
+						case n.events <- event{op: opRescan}:
 						case <-n.closed:
 						}
 					}

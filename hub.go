@@ -1,46 +1,59 @@
 package file
 
 import (
+	"errors"
 	"path/filepath"
 	"slices"
 	"sync"
-
-	"github.com/fsnotify/fsnotify"
 )
 
 // subBuffer is how many events a subscription holds for its session. Its
-// last slot is kept for the opLost event, so dispatch never blocks: a
+// last slot is kept for an opRescan event, so dispatch never blocks: a
 // session busy in a slow callback loses events, not the hub's time, and
 // rescans.
 const subBuffer = 16
 
+// errNotifierClosed is what Add says on a subscription that is closed or
+// whose backend failed.
+var errNotifierClosed = errors.New("keepwatch: notifier closed")
+
 // processHub is the hub every provider shares unless a test injects
 // another notifier.
-var processHub = newHub(newFsnotifyBackend)
+var processHub = newHub(newDefaultBackend)
 
 // hub shares one backend, so one inotify instance, among every watch in the
 // process. Linux allows 128 instances per user across all of that user's
 // processes; one per provider would run out.
 //
 // The backend is created when the first subscription arrives and closed
-// when the last one leaves. Directory watches are counted, so a directory
-// that several providers need is watched once. The hub's reader dispatches
-// each event only to the subscriptions that want the path it names (see
-// notifier.Want), and events on a watched directory itself to those
-// watching it: ten thousand files in one directory do not wake ten thousand
-// sessions for each change to one of them. A fault of the backend (an
-// error, an overflow, a closed channel) goes to every subscription, whose
-// sessions then re-arm, each with a full re-read; the first of them to come
-// back makes the hub's next backend, once.
+// when the last one leaves. Watches are counted by the id the backend
+// gives them, which on Linux is the kernel's watch descriptor, one per
+// inode: a directory several providers need is watched once, one reached
+// by two paths (a bind mount, a rename) serves both, and the kernel's watch
+// goes only when no path of any subscription needs it.
+//
+// The hub's reader hands each event on only to the subscriptions that want
+// the path it names (see notifier.Want), and an event on a watched inode
+// itself to those watching it: ten thousand files in one directory do not
+// wake ten thousand sessions for each change to one of them. A fault of the
+// backend goes to every subscription, whose sessions then re-arm, each with
+// a full re-read; the first of them to come back makes the hub's next
+// backend, once.
 type hub struct {
 	newBackend func() (backend, error)
 
-	mu     sync.Mutex
-	cur    *generation                       // nil until needed, and after a fault
-	failed []*generation                     // failed generations whose reader may still run
-	dirs   map[string]map[*subscription]bool // directory → subscriptions watching it
-	names  map[string]map[*subscription]bool // path → subscriptions wanting its events
-	subs   map[*subscription]bool            // subscriptions of cur
+	mu      sync.Mutex
+	cur     *generation                       // nil until needed, and after a fault
+	failed  []*generation                     // failed generations whose reader may still run
+	watches map[int]*kwatch                   // backend id → its paths and their users
+	names   map[string]map[*subscription]bool // path → subscriptions wanting its events
+	subs    map[*subscription]bool            // subscriptions of cur
+}
+
+// kwatch is one watch of the backend: the paths it is known by, and the
+// subscriptions that watch it under each.
+type kwatch struct {
+	paths map[string]map[*subscription]bool
 }
 
 // generation is one backend of the hub and its reader goroutine.
@@ -65,7 +78,7 @@ func (h *hub) subscribe() (notifier, error) {
 			return nil, err
 		}
 		h.cur = &generation{b: b, stop: make(chan struct{}), done: make(chan struct{})}
-		h.dirs = make(map[string]map[*subscription]bool)
+		h.watches = make(map[int]*kwatch)
 		h.names = make(map[string]map[*subscription]bool)
 		h.subs = make(map[*subscription]bool)
 		go h.read(h.cur)
@@ -75,7 +88,7 @@ func (h *hub) subscribe() (notifier, error) {
 		g:      h.cur,
 		events: make(chan event, subBuffer),
 		errors: make(chan error, 1),
-		dirs:   make(map[string]bool),
+		paths:  make(map[string]int),
 		want:   make(map[string]bool),
 	}
 	h.subs[s] = true
@@ -90,12 +103,12 @@ func (h *hub) read(g *generation) {
 		select {
 		case <-g.stop:
 			return
-		case ev, ok := <-g.b.Events():
+		case batch, ok := <-g.b.Events():
 			if !ok {
 				h.fail(g, errEventsClosed)
 				return
 			}
-			h.dispatch(g, ev)
+			h.dispatch(g, batch)
 		case err, ok := <-g.b.Errors():
 			if !ok {
 				err = errErrorsClosed
@@ -106,24 +119,65 @@ func (h *hub) read(g *generation) {
 	}
 }
 
-// dispatch hands an event to the subscriptions that want the path it
-// names, and, for an event on a watched directory itself, to those
-// watching it.
-func (h *hub) dispatch(g *generation, fev fsnotify.Event) {
-	ev := event{name: filepath.Clean(fev.Name), op: opOf(fev.Op)}
+// dispatch hands each event on to the subscriptions that want it.
+func (h *hub) dispatch(g *generation, batch []rawEvent) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.cur != g {
 		return
 	}
-	for s := range h.names[ev.name] {
-		s.deliverLocked(ev)
-	}
-	for s := range h.dirs[ev.name] {
-		if !s.want[ev.name] {
-			s.deliverLocked(ev)
+	for _, ev := range batch {
+		if ev.id == everyWatch {
+			for s := range h.subs {
+				s.deliverLocked(event{op: opRescan})
+			}
+			continue
+		}
+		w := h.watches[ev.id]
+		if w == nil {
+			continue // removed while the event was on its way
+		}
+		for path, users := range w.paths {
+			if ev.name == "" {
+				h.selfEventLocked(path, users, ev.op)
+				continue
+			}
+			full := filepath.Join(path, ev.name)
+			for s := range h.names[full] {
+				if users[s] {
+					s.deliverLocked(event{name: full, op: ev.op})
+				}
+			}
+		}
+		if ev.op&opDropped != 0 {
+			h.droppedLocked(ev.id)
 		}
 	}
+}
+
+// selfEventLocked hands an event on the watched inode itself to those
+// watching it under path. That the kernel dropped the watch is, to them,
+// that path went.
+func (h *hub) selfEventLocked(path string, users map[*subscription]bool, o op) {
+	if o&opDropped != 0 {
+		o = o&^opDropped | opRemove
+	}
+	for s := range users {
+		s.deliverLocked(event{name: path, op: o})
+	}
+}
+
+// droppedLocked forgets a watch the kernel dropped (its inode deleted, its
+// filesystem unmounted): the paths that used it must be watched afresh.
+func (h *hub) droppedLocked(id int) {
+	for path, users := range h.watches[id].paths {
+		for s := range users {
+			if s.paths[path] == id {
+				delete(s.paths, path)
+			}
+		}
+	}
+	delete(h.watches, id)
 }
 
 // fail ends a generation whose backend broke: every subscription gets the
@@ -143,7 +197,7 @@ func (h *hub) fail(g *generation, err error) {
 		default: // it has an error to read already
 		}
 	}
-	h.cur, h.dirs, h.names, h.subs = nil, nil, nil, nil
+	h.cur, h.watches, h.names, h.subs = nil, nil, nil, nil
 	h.failed = append(slices.DeleteFunc(h.failed, exited), g)
 	h.mu.Unlock()
 	// The reader is this goroutine; a backend's Close waits only for its own.
@@ -168,8 +222,8 @@ func (h *hub) leave(s *subscription) {
 		h.mu.Unlock()
 		return
 	}
-	for dir := range s.dirs {
-		h.releaseLocked(s, dir)
+	for path, id := range s.paths {
+		h.releaseLocked(s, path, id)
 	}
 	for path := range s.want {
 		h.unwantLocked(s, path)
@@ -180,7 +234,7 @@ func (h *hub) leave(s *subscription) {
 		return
 	}
 	last, failed := h.cur, h.failed
-	h.cur, h.dirs, h.names, h.subs, h.failed = nil, nil, nil, nil, nil
+	h.cur, h.watches, h.names, h.subs, h.failed = nil, nil, nil, nil, nil
 	h.mu.Unlock()
 
 	close(last.stop)
@@ -191,14 +245,33 @@ func (h *hub) leave(s *subscription) {
 	}
 }
 
-// releaseLocked drops s's reference to dir, and the watch when it was the
-// last.
-func (h *hub) releaseLocked(s *subscription, dir string) {
-	subs := h.dirs[dir]
-	delete(subs, s)
-	if len(subs) == 0 {
-		delete(h.dirs, dir)
-		h.cur.b.Remove(dir)
+// useLocked records that s watches id under path.
+func (h *hub) useLocked(s *subscription, path string, id int) {
+	w := h.watches[id]
+	if w == nil {
+		w = &kwatch{paths: make(map[string]map[*subscription]bool)}
+		h.watches[id] = w
+	}
+	if w.paths[path] == nil {
+		w.paths[path] = make(map[*subscription]bool)
+	}
+	w.paths[path][s] = true
+}
+
+// releaseLocked drops s's use of id under path, and the backend's watch
+// when it was the last use.
+func (h *hub) releaseLocked(s *subscription, path string, id int) {
+	w := h.watches[id]
+	if w == nil {
+		return
+	}
+	delete(w.paths[path], s)
+	if len(w.paths[path]) == 0 {
+		delete(w.paths, path)
+	}
+	if len(w.paths) == 0 {
+		delete(h.watches, id)
+		h.cur.b.Remove(id)
 	}
 }
 
@@ -219,9 +292,9 @@ type subscription struct {
 	errors chan error
 
 	// Guarded by h.mu.
-	dirs   map[string]bool
+	paths  map[string]int // watched path → the backend's id for it
 	want   map[string]bool
-	lost   bool // an opLost event is queued and events since were dropped
+	lost   bool // an opRescan event is queued and events since were dropped
 	broken bool // its generation failed; it only waits to be closed
 	closed bool
 }
@@ -231,39 +304,43 @@ func (s *subscription) liveLocked() bool {
 	return !s.closed && !s.broken && s.h.cur == s.g
 }
 
-// Add watches dir. It adds the watch to the kernel even if another
-// subscription has it: a directory deleted and created again needs a new
-// watch, and re-adding a live one costs one cheap system call.
-func (s *subscription) Add(dir string) error {
+// Add watches path. It asks the backend even if path is watched already:
+// the path may name another inode now (a directory deleted and created
+// again, a directory renamed over it), and the old watch is then released.
+// Asking again for a live watch costs one cheap system call.
+func (s *subscription) Add(path string) error {
 	h := s.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !s.liveLocked() {
-		return fsnotify.ErrClosed
+		return errNotifierClosed
 	}
-	if err := s.g.b.Add(dir); err != nil {
+	id, err := s.g.b.Add(path)
+	if err != nil {
 		return err
 	}
-	if !s.dirs[dir] {
-		s.dirs[dir] = true
-		if h.dirs[dir] == nil {
-			h.dirs[dir] = make(map[*subscription]bool)
+	if old, ok := s.paths[path]; ok {
+		if old == id {
+			return nil
 		}
-		h.dirs[dir][s] = true
+		h.releaseLocked(s, path, old)
 	}
+	s.paths[path] = id
+	h.useLocked(s, path, id)
 	return nil
 }
 
-// Remove stops watching dir, for this subscription.
-func (s *subscription) Remove(dir string) {
+// Remove stops watching path, for this subscription.
+func (s *subscription) Remove(path string) {
 	h := s.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if !s.liveLocked() || !s.dirs[dir] {
+	id, ok := s.paths[path]
+	if !s.liveLocked() || !ok {
 		return
 	}
-	delete(s.dirs, dir)
-	h.releaseLocked(s, dir)
+	delete(s.paths, path)
+	h.releaseLocked(s, path, id)
 }
 
 // Want asks for the events that name path.
@@ -297,6 +374,7 @@ func (s *subscription) Forget(keep map[string]bool) {
 	}
 }
 
+func (s *subscription) Caps() caps           { return s.g.b.Caps() }
 func (s *subscription) Events() <-chan event { return s.events }
 func (s *subscription) Errors() <-chan error { return s.errors }
 
@@ -325,6 +403,6 @@ func (s *subscription) deliverLocked(ev event) {
 	}
 	if !s.lost {
 		s.lost = true
-		s.events <- event{op: opLost} // fits: the last slot is kept for it
+		s.events <- event{op: opRescan} // fits: the last slot is kept for it
 	}
 }

@@ -81,12 +81,12 @@ func countInotify(t *testing.T) int {
 func TestAHubFaultReArmsItOnceAndEveryProviderReReads(t *testing.T) {
 	for _, fault := range []struct {
 		name   string
-		inject func(b *fakeWatcher[fsnotify.Event])
+		inject func(b *fakeBackend)
 	}{
-		{"overflow", func(b *fakeWatcher[fsnotify.Event]) { b.fail(fsnotify.ErrEventOverflow) }},
-		{"error", func(b *fakeWatcher[fsnotify.Event]) { b.fail(os.ErrInvalid) }},
-		{"events closed", func(b *fakeWatcher[fsnotify.Event]) { b.closeEvents() }},
-		{"errors closed", func(b *fakeWatcher[fsnotify.Event]) { b.closeErrors() }},
+		{"error", func(b *fakeBackend) { b.fail(os.ErrInvalid) }},
+		{"overflow reported as an error", func(b *fakeBackend) { b.fail(fsnotify.ErrEventOverflow) }},
+		{"events closed", func(b *fakeBackend) { b.closeEvents() }},
+		{"errors closed", func(b *fakeBackend) { b.closeErrors() }},
 	} {
 		t.Run(fault.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -179,33 +179,33 @@ func TestHubDispatchesEventsByWantedPath(t *testing.T) {
 		w := raw.last()
 
 		queued := func(n notifier) int { return len(n.(*subscription).events) }
-		sendRaw(w, "/vol/config.yaml", fsnotify.Create)
+		w.send("/vol/config.yaml", opCreate)
 		synctest.Wait()
 		assert.Equal(t, 1, queued(a))
 		assert.Equal(t, 0, queued(b), "same directory, another file")
 
-		sendRaw(w, "/vol/..data", fsnotify.Create)
-		sendRaw(w, "/vol/..2026_new", fsnotify.Create) // nobody's
+		w.send("/vol/..data", opCreate)
+		w.send("/vol/..2026_new", opCreate) // nobody's
 		synctest.Wait()
 		assert.Equal(t, 2, queued(a))
 		assert.Equal(t, 0, queued(b))
 
 		// An event on a watched directory itself reaches its watchers.
-		sendRaw(w, "/vol/..2026", fsnotify.Remove)
+		w.send("/vol/..2026", opRemove)
 		synctest.Wait()
 		assert.Equal(t, 2, queued(a))
 		assert.Equal(t, 1, queued(b))
 
 		// Forgotten paths are no longer dispatched.
 		a.Forget(map[string]bool{"/vol/..data": true})
-		sendRaw(w, "/vol/config.yaml", fsnotify.Write)
-		sendRaw(w, "/vol/..data", fsnotify.Create)
+		w.send("/vol/config.yaml", opWrite)
+		w.send("/vol/..data", opCreate)
 		synctest.Wait()
 		assert.Equal(t, 3, queued(a))
 	})
 }
 
-func TestASubscriptionThatFallsBehindGetsOneLostMarker(t *testing.T) {
+func TestASubscriptionThatFallsBehindGetsOneRescan(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		raw := &fakeBackends{}
 		h := newHub(raw.newBackend)
@@ -217,18 +217,18 @@ func TestASubscriptionThatFallsBehindGetsOneLostMarker(t *testing.T) {
 		}
 		s.Want("/vol/again")
 		for i := range 3 * subBuffer {
-			sendRaw(raw.last(), fmt.Sprintf("/vol/f%d", i), fsnotify.Write)
+			raw.last().send(fmt.Sprintf("/vol/f%d", i), opWrite)
 		}
 		synctest.Wait()
 		events := s.(*subscription).events
 		require.Len(t, events, subBuffer, "full, and the hub never blocked")
 		for range subBuffer - 1 {
-			assert.False(t, (<-events).has(opLost))
+			assert.False(t, (<-events).has(opRescan))
 		}
-		assert.Equal(t, event{op: opLost}, <-events, "the last slot says events were lost")
+		assert.Equal(t, event{op: opRescan}, <-events, "the last slot says events were lost")
 
 		// Once drained, events flow again.
-		sendRaw(raw.last(), "/vol/again", fsnotify.Write)
+		raw.last().send("/vol/again", opWrite)
 		synctest.Wait()
 		assert.Equal(t, "/vol/again", (<-events).name)
 	})

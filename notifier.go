@@ -6,15 +6,17 @@ package file
 type op uint8
 
 const (
-	opCreate op = 1 << iota // an entry appeared: created, moved in, linked
-	opRemove                // an entry went: deleted, moved away
-	opWrite                 // the file was written in place
-	opAttrib                // metadata changed: mode, times, owner
-	opLost                  // events were dropped: look at everything again
+	opCreate  op = 1 << iota // an entry appeared: created, moved in, linked
+	opRemove                 // an entry went (deleted, moved away), or the watched inode itself did
+	opWrite                  // the file was written in place
+	opClose                  // a writer closed the file: its writes are done
+	opAttrib                 // metadata changed: mode, times, owner, link count
+	opRescan                 // events were lost, or something changed that no event reports (a mount): look at everything again
+	opDropped                // the kernel dropped the watch; backends only, the hub tells sessions opRemove
 )
 
-// event is what a notifier tells a session: op happened to name. An opLost
-// event names nothing.
+// event is what a notifier tells a session: op happened to name. An
+// opRescan event names nothing.
 type event struct {
 	name string
 	op   op
@@ -24,25 +26,41 @@ func (e event) has(o op) bool { return e.op&o != 0 }
 
 // notifier is a watch session's source of filesystem events. It is the
 // seam through which tests inject every failure the real one can have: a
-// constructor or Add that fails, an error or overflow on Errors, a channel
-// that closes. The shared watcher's subscriptions are the real one.
+// constructor or Add that fails, an error on Errors, a channel that closes.
+// The shared watcher's subscriptions are the real one.
 //
 // A session drains Events and Errors until it calls Close. An error on
 // Errors means the notifier broke: the session ends, and is re-armed with a
 // full re-read.
 type notifier interface {
-	// Add watches the directory dir: events on dir itself and on each of
-	// its entries that is wanted.
-	Add(dir string) error
-	// Remove stops watching dir.
-	Remove(dir string)
+	// Add watches path, a directory or a file, not following a symlink:
+	// events on path itself and, for a directory, on each of its entries
+	// that is wanted. Adding a path again watches what it names now.
+	Add(path string) error
+	// Remove stops watching path.
+	Remove(path string)
 	// Want asks for the events that name path. The session wants each path
 	// before it looks it up, so that no change to it can fall between the
 	// look and the wish.
 	Want(path string)
 	// Forget drops the wanted paths that are not in keep.
 	Forget(keep map[string]bool)
+	// Caps says what the notifier can see.
+	Caps() caps
 	Events() <-chan event
 	Errors() <-chan error
 	Close() error
+}
+
+// caps is what a notifier, and the backend behind it, can see.
+type caps struct {
+	// closes: it reports a writer closing a file it wrote, so that an
+	// in-place write is read when it is done, not after a quiet window.
+	closes bool
+	// ancestors: watches are cheap enough to watch every directory the
+	// path goes through, not only those that hold a symlink or the file.
+	ancestors bool
+	// files: it can watch a file's own inode, which sees writes made
+	// through any of its names.
+	files bool
 }

@@ -16,7 +16,8 @@ const (
 	DefaultRecheckInterval = 30 * time.Second
 
 	// DefaultQuietWindow is how long an in-place write must be followed by no
-	// further write before the file is read.
+	// further write before the file is read, where the kernel does not
+	// report the writer's close (see [WithQuietWindow]).
 	DefaultQuietWindow = 100 * time.Millisecond
 
 	// DefaultBackoffMin and DefaultBackoffMax bound the delay before a broken
@@ -80,10 +81,15 @@ func WithPolling(d time.Duration) Option {
 	return func(o *options) { o.poll = max(d, 0) }
 }
 
-// WithQuietWindow sets how long the file must go without a write after an
-// in-place write (truncate, then write) before it is read, so that the
-// reload does not see a half-written file. Atomic updates (rename, symlink
-// swap) are read at once whatever this is. Zero reads at once.
+// WithQuietWindow sets how long an in-place write (truncate, then write)
+// must be followed by no further write before the file is read, where the
+// kernel does not report a writer closing the file: off Linux, when
+// polling, and for a change the periodic re-check found. On Linux, an
+// in-place write is read as soon as its writer closes the file, whatever
+// the window, and never while the writer has it open, for up to 10 s (or
+// ten windows, if longer): a writer that keeps the file open longer is
+// read then, and again when it closes. Atomic updates (rename, symlink
+// swap) are read at once either way. Zero reads at once.
 // Default: [DefaultQuietWindow].
 func WithQuietWindow(d time.Duration) Option {
 	return func(o *options) { o.quiet = max(d, 0) }

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"time"
 
 	"github.com/keepwatch/file/internal/chain"
@@ -45,12 +45,15 @@ type sink interface {
 type session struct {
 	t       target
 	n       notifier // nil for a poll session
+	caps    caps     // what n can see
 	sink    sink     // set by run
 	chain   chain.Chain
-	watched map[string]bool // directories the notifier watches
-	sig     fs.FileInfo     // fstat of the last read believed, nil if it failed
+	watched map[string]bool  // paths the notifier watches: directories, and the file itself
+	refused map[string]error // paths a watch was refused on, and why; tried again at each look
+	sig     fs.FileInfo      // fstat of the last read believed, nil if it failed
 
 	lookAgain  bool   // a relevant event asks to resolve and read again
+	readNow    bool   // the writer closed the file: read it, and believe what is read
 	rewatchAll bool   // events were lost: re-add every watch too
 	dirsDirty  bool   // watched changed since the sink was last told
 	settle     settle // the wait for the file to settle, if any
@@ -89,7 +92,12 @@ func newPollSession(t target, fallback bool) *session {
 }
 
 func newSession(t target, n notifier) *session {
-	return &session{t: t, n: n, watched: make(map[string]bool), settle: settle{window: t.opts.quiet}}
+	s := &session{t: t, n: n, watched: make(map[string]bool), refused: make(map[string]error),
+		settle: settle{window: t.opts.quiet}}
+	if n != nil {
+		s.caps = n.Caps()
+	}
+	return s
 }
 
 // pollOnly reports whether this is a poll session: it has no notifier.
@@ -118,7 +126,14 @@ func (s *session) watchedDirs() []string {
 	if s.pollOnly() {
 		return nil
 	}
-	return slices.Sorted(maps.Keys(s.watched))
+	var dirs []string
+	for p := range s.watched {
+		if p != s.chain.Real {
+			dirs = append(dirs, p)
+		}
+	}
+	slices.Sort(dirs)
+	return dirs
 }
 
 // run hands first, the read made when the session was opened, to sink, then
@@ -179,9 +194,13 @@ func (s *session) loop(ctx context.Context) error {
 		}
 		// A refresh can itself ask for another: the chain moved while its
 		// watches were being added. Nothing else would wake the loop for it.
-		for s.lookAgain {
-			s.lookAgain = false
-			if err := s.refresh(reasonEvent, false); err != nil {
+		for s.lookAgain || s.readNow {
+			why, settled := reasonEvent, s.readNow
+			if settled {
+				why = reasonWrite
+			}
+			s.lookAgain, s.readNow = false, false
+			if err := s.refresh(why, settled); err != nil {
 				return err
 			}
 		}
@@ -208,9 +227,9 @@ func (s *session) recheckEvery() time.Duration {
 }
 
 // onEvent decides what an event asks for. Events are only hints: which
-// directory entry changed says whether to look again, never what changed.
+// entry changed says whether to look again, never what changed.
 func (s *session) onEvent(ev event) {
-	if ev.has(opLost) {
+	if ev.has(opRescan) {
 		s.rewatchAll, s.lookAgain = true, true
 		return
 	}
@@ -218,24 +237,32 @@ func (s *session) onEvent(ev event) {
 	if !s.chain.Relevant(name) {
 		return
 	}
-	if ev.op == opAttrib && s.sig != nil {
-		// A touch, a chmod or a read's atime update: the content of a file
-		// that reads fine cannot have changed. (Acting on it would let our
-		// own reads wake us, without end on a strictatime mount.) If the
-		// last read failed, a chmod may have made the file readable.
-		return
-	}
 	if s.watched[name] && ev.has(opRemove) {
-		// The kernel drops the watch of a removed or renamed directory;
-		// the next watchChain must add it again, even if the path is back.
+		// The kernel drops the watch of a removed directory or file, and a
+		// moved one no longer watches the path: watch the path afresh,
+		// even if it is back.
 		delete(s.watched, name)
 		s.dirsDirty = true
 	}
-	if ev.has(opWrite) && s.settle.window > 0 {
-		s.settle.writing(reasonWrite)
-		return
+	switch {
+	case ev.has(opCreate | opRemove):
+		s.lookAgain = true
+	case ev.has(opWrite) && s.settle.window > 0:
+		s.settle.writing(reasonWrite, s.caps.closes)
+	case ev.has(opWrite):
+		s.lookAgain = true
+	case ev.has(opClose) && s.settle.writerClosed():
+		s.readNow = true
+	case ev.has(opClose | opAttrib):
+		// A close with no write seen (the watch came after it), a chmod, a
+		// touch, a link made or removed: the file changed only if its stat
+		// did, or if it could not be read and perhaps now can. (Reading on
+		// every such event would let our own reads wake us, without end on
+		// a strictatime mount.)
+		if s.sig == nil || s.changedSinceRead() {
+			s.lookAgain = true
+		}
 	}
-	s.lookAgain = true
 }
 
 // refresh re-resolves the path, re-reads, and watches what the path now
@@ -247,7 +274,7 @@ func (s *session) onEvent(ev event) {
 // after the delivery too. After lost events it re-adds every watch, in case
 // one was dropped unseen.
 func (s *session) refresh(why reason, settled bool) error {
-	if s.n == nil {
+	if s.pollOnly() {
 		s.read(why, settled) // a poll session watches nothing
 		return nil
 	}
@@ -257,15 +284,17 @@ func (s *session) refresh(why reason, settled bool) error {
 	unwatched := s.unwatched(all)
 	s.read(why, settled)
 	if len(unwatched) > 0 {
-		err := s.watch(unwatched)
-		if errors.Is(err, fs.ErrNotExist) {
+		added, err := s.watch(unwatched)
+		if vanished(err) {
 			err = s.watchChain(false) // a directory vanished under us: resolve until still
 		}
 		if err != nil {
 			return err
 		}
-		if c := chain.Resolve(s.t.abs, s.n.Want); !c.Same(&s.chain) || s.changedSinceRead() {
-			s.lookAgain = true
+		if added > 0 {
+			if c := chain.Resolve(s.t.abs, s.n.Want); !c.Same(&s.chain) || s.changedSinceRead() {
+				s.lookAgain = true
+			}
 		}
 	}
 	s.unwatchStale()
@@ -299,7 +328,7 @@ func (s *session) recheck() error {
 		// from the last read until the wait ends and reads, so extending
 		// would put every polled update off to the wait's cap.
 		if !s.settle.blocksReads() {
-			s.settle.writing(reasonRecheck)
+			s.settle.writing(reasonRecheck, false)
 		}
 		return nil
 	}
@@ -316,57 +345,114 @@ func (s *session) resolve() {
 	s.chain = chain.Resolve(s.t.abs, want)
 }
 
-// watchChain resolves the path and makes the notifier watch exactly the
-// directories the resolution depends on (all of them again if all),
-// resolving again until the chain holds still: a path being rebuilt one
-// directory at a time needs one round per level. Watches are added before
-// the file is read, so a change is either seen by the read or reported by
-// an event. A poll session has nothing to watch.
+// watchChain resolves the path and makes the notifier watch exactly what
+// the resolution depends on (all of it again if all), resolving again until
+// the chain holds still: a path being rebuilt one directory at a time needs
+// one round per level. Watches are added before the file is read, so a
+// change is either seen by the read or reported by an event. A poll
+// session has nothing to watch.
 func (s *session) watchChain(all bool) error {
-	if s.n == nil {
+	if s.pollOnly() {
 		return nil
 	}
 	var err error
 	for range maxWatchRounds {
 		s.resolve()
-		unwatched := s.unwatched(all)
+		var added int
+		added, err = s.watch(s.unwatched(all))
 		all = false
-		err = s.watch(unwatched)
-		if err == nil && len(unwatched) == 0 {
+		if err == nil && added == 0 {
 			break
 		}
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err != nil && !vanished(err) {
 			return err
 		}
-		// Watches were added, or a directory vanished as they were: the
+		// Watches were added, or a path vanished as they were: the
 		// resolution may already be stale.
 	}
 	s.unwatchStale()
 	return err
 }
 
-// unwatched lists the directories of the chain not watched yet (all of
-// them if all).
-func (s *session) unwatched(all bool) []string {
-	var dirs []string
-	for _, d := range s.chain.Dirs {
-		if all || !s.watched[d] {
-			dirs = append(dirs, d)
+// plan lists what the session watches for the current chain: the
+// directories it depends on (chain.Dirs), and where the notifier can afford
+// them, every other directory the resolution went through (a plain
+// ancestor renamed or exchanged moves the path) and the file itself (a
+// write through another of its names, a hard link or the source of a bind
+// mount, is reported only there).
+func (s *session) plan() []string {
+	paths := slices.Clone(s.chain.Dirs)
+	if s.caps.ancestors {
+		for _, d := range s.chain.Searched {
+			if !slices.Contains(paths, d) {
+				paths = append(paths, d)
+			}
 		}
 	}
-	return dirs
+	if s.caps.files && s.chain.Real != "" && !slices.Contains(paths, s.chain.Real) {
+		paths = append(paths, s.chain.Real)
+	}
+	return paths
 }
 
-// watch adds watches on dirs. Not for a poll session.
-func (s *session) watch(dirs []string) error {
-	for _, d := range dirs {
-		if err := s.n.Add(d); err != nil {
-			return fmt.Errorf("add watch on %s: %w", d, err)
+// unwatched lists what the plan watches that is not watched yet (all of it
+// if all).
+func (s *session) unwatched(all bool) []string {
+	var paths []string
+	for _, p := range s.plan() {
+		if all || !s.watched[p] {
+			paths = append(paths, p)
 		}
-		s.watched[d] = true
-		s.dirsDirty = true
 	}
-	return nil
+	return paths
+}
+
+// watch adds watches on paths and returns how many it added. Not for a
+// poll session. A watch refused for want of permission (a directory the
+// process may traverse but not list, mode 0711) is done without: the file's
+// own watch and the re-check stand in for it. So is a watch beyond
+// chain.Dirs that the kernel has no room for. Any other failure ends the
+// session, unless the path vanished, which the caller handles by resolving
+// again. If neither the file's directory nor the file itself could be
+// watched, nothing would tell of a change: the session ends, to poll.
+func (s *session) watch(paths []string) (added int, err error) {
+	for _, p := range paths {
+		err := s.n.Add(p)
+		switch {
+		case err == nil:
+			s.watched[p] = true
+			delete(s.refused, p)
+			s.dirsDirty = true
+			added++
+		case vanished(err):
+			return added, fmt.Errorf("add watch on %s: %w", p, err)
+		case refused(err), limited(err) && !slices.Contains(s.chain.Dirs, p):
+			s.refused[p] = err
+		default:
+			return added, fmt.Errorf("add watch on %s: %w", p, err)
+		}
+	}
+	home := s.chain.Home()
+	if why := s.refused[home]; why != nil && !s.watched[s.chain.Real] {
+		return added, fmt.Errorf("add watch on %s: %w", home, why)
+	}
+	return added, nil
+}
+
+// vanished reports whether an Add failed because the path no longer leads
+// where it did.
+func vanished(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+}
+
+// refused reports whether an Add failed for want of permission.
+func refused(err error) bool {
+	return errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM)
+}
+
+// limited reports whether an Add failed on a kernel limit.
+func limited(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)
 }
 
 // unwatchStale removes the watches, and forgets the names, the chain no
@@ -374,11 +460,17 @@ func (s *session) watch(dirs []string) error {
 // session.
 func (s *session) unwatchStale() {
 	s.n.Forget(s.chain.Names)
-	for d := range s.watched {
-		if !slices.Contains(s.chain.Dirs, d) {
-			delete(s.watched, d)
+	plan := s.plan()
+	for p := range s.watched {
+		if !slices.Contains(plan, p) {
+			delete(s.watched, p)
 			s.dirsDirty = true
-			s.n.Remove(d)
+			s.n.Remove(p)
+		}
+	}
+	for p := range s.refused {
+		if !slices.Contains(plan, p) {
+			delete(s.refused, p)
 		}
 	}
 	s.tellWatching()

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -314,5 +315,131 @@ func TestAMissingFileIsReportedOnceItHasStayedMissingForAWindow(t *testing.T) {
 		advance(time.Nanosecond)
 		require.Len(t, r.errs(), 1)
 		assert.ErrorIs(t, r.errs()[0], os.ErrNotExist)
+	})
+}
+
+// Where the notifier reports writers' closes, an in-place write is read
+// when its writer closes the file, however long the writer takes, up to
+// maxWriterWait; and the quiet window does not matter.
+func TestInPlaceWritesAreReadWhenTheWriterCloses(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		write(t, path, "v1\n")
+		fs := &fakes{caps: caps{closes: true}}
+		_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet))
+		synctest.Wait()
+		n := fs.last()
+
+		write(t, path, "") // truncated, and the writer still at it
+		send(n, path, opWrite)
+		advance(5 * time.Second)
+		assert.Empty(t, r.calls(), "nothing is read while the writer has the file open")
+		write(t, path, "v2\n")
+		send(n, path, opWrite)
+		send(n, path, opClose)
+		synctest.Wait()
+		assert.Equal(t, []string{"v2\n"}, r.contents(), "read at the close, without waiting")
+
+		// A writer that never closes holds the read back for maxWriterWait.
+		write(t, path, "v3\n")
+		send(n, path, opWrite)
+		advance(maxWriterWait - time.Nanosecond)
+		assert.Len(t, r.contents(), 1)
+		advance(time.Nanosecond)
+		assert.Equal(t, []string{"v2\n", "v3\n"}, r.contents())
+
+		// Its close, when it comes, reads again; nothing new, nothing fired.
+		send(n, path, opClose)
+		synctest.Wait()
+		assert.Len(t, r.calls(), 2)
+
+		// Emptied on purpose: the close says the writer is done.
+		write(t, path, "")
+		send(n, path, opWrite)
+		send(n, path, opClose)
+		synctest.Wait()
+		assert.Equal(t, []string{"v2\n", "v3\n", ""}, r.contents())
+	})
+}
+
+// A change found by the re-check, with no event, waits the quiet window
+// even where closes are reported: no close will come for it.
+func TestARecheckedChangeWaitsTheQuietWindowEvenWhereClosesAreSeen(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		write(t, path, "v1\n")
+		fs := &fakes{caps: caps{closes: true}}
+		_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(time.Second), WithQuietWindow(testQuiet))
+		synctest.Wait()
+
+		replace(t, path, "v2\n") // as on NFS: no event
+		advance(time.Second + testQuiet)
+		assert.Equal(t, []string{"v2\n"}, r.contents())
+	})
+}
+
+// A close or a metadata change is read only if the file's stat changed: a
+// chmod, a touch with the same time, the close of a reader, change nothing.
+func TestACloseOrAttributeChangeReadsOnlyWhenTheStatChanged(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		write(t, path, "v1\n")
+		fs := &fakes{caps: caps{closes: true}}
+		_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(0))
+		synctest.Wait()
+		n := fs.last()
+
+		sneak(t, path, "v2\n") // same inode, size and time
+		send(n, path, opClose)
+		send(n, path, opAttrib)
+		synctest.Wait()
+		assert.Empty(t, r.calls())
+
+		// A rename over the file, seen only as the old inode's link count
+		// dropping (its directory could not be watched).
+		replace(t, path, "v3\n")
+		send(n, path, opAttrib)
+		synctest.Wait()
+		assert.Equal(t, []string{"v3\n"}, r.contents())
+	})
+}
+
+// Where the notifier can afford it, every directory the path goes through
+// is watched, and the file itself; a watch refused on the file's
+// directory is done without while the file's own watch stands in.
+func TestEveryDirectoryOnTheWayAndTheFileAreWatched(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		root := t.TempDir()
+		dir := filepath.Join(root, "a", "b")
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		path := filepath.Join(dir, "config.yaml")
+		write(t, path, "v1\n")
+		fs := &fakes{caps: caps{ancestors: true, files: true}}
+		fs.addErr = func(p string) error {
+			if p == dir {
+				return syscall.EACCES
+			}
+			return nil
+		}
+		f, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(0))
+		synctest.Wait()
+		want := append(ancestors(filepath.Join(root, "a")), path)
+		assert.Equal(t, want, fs.last().watched())
+		assert.Equal(t, ModeEvents, f.Stats().Mode)
+		assert.Empty(t, r.errs())
+
+		// Without the file's own watch either, nothing would tell of a
+		// change: then it polls.
+		fs.set(func(fs *fakes) {
+			fs.addErr = func(p string) error {
+				if p == dir || p == path {
+					return syscall.EACCES
+				}
+				return nil
+			}
+		})
+		send(fs.last(), path, opRemove)
+		synctest.Wait()
+		assert.Equal(t, ModePolling, f.Stats().Mode)
 	})
 }

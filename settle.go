@@ -6,33 +6,66 @@ import "time"
 // delay a read: maxWaitFactor quiet windows after the first write.
 const maxWaitFactor = 10
 
+// maxWriterWait bounds how long a writer that keeps the file open can delay
+// a read, where the kernel reports writers' closes: long enough for a slow
+// producer behind a shell redirect, short enough that a writer that never
+// closes (a misbehaving one, or an mmap) does not hold the update back for
+// good. Its close, when it comes, reads the file again.
+const maxWriterWait = 10 * time.Second
+
 // settle is a session's wait for the file to settle before it is read or
 // believed. It is one of two kinds:
 //
-//   - writing: in-place writes are under way. Nothing is read until a window
-//     passes without a write, or maxWaitFactor windows after the first one,
-//     so that a file written without pause is still read.
+//   - writing: in-place writes are under way. Where the kernel reports a
+//     writer's close, nothing is read until the writer closes the file, or
+//     for at most maxWriterWait (or maxWaitFactor windows, if longer).
+//     Elsewhere, nothing is read until a window passes without a write, or
+//     maxWaitFactor windows after the first one, so that a file written
+//     without pause is still read.
 //   - doubt: a read found the file missing or empty. That is reported or
 //     delivered when the window ends, unless an event first shows it was the
 //     middle of an update.
 type settle struct {
-	window time.Duration // the quiet window; zero turns settling off
-	timer  *time.Timer   // nil when not waiting
-	start  time.Time     // when the wait began
-	why    reason        // what started it
-	writes bool          // the kind: writing, or doubt
+	window     time.Duration // the quiet window; zero turns settling off
+	timer      *time.Timer   // nil when not waiting
+	start      time.Time     // when the wait began
+	why        reason        // what started it
+	writes     bool          // the kind: writing, or doubt
+	untilClose bool          // writing, and the writer's close will end it
 }
 
-// writing starts or extends a wait for writes to stop; a doubt becomes one.
-func (q *settle) writing(why reason) {
+// writing starts a wait for writes to end, or extends one; a doubt becomes
+// one. closes says whether the writer's close will be reported; a wait for
+// a close is not extended by more writes.
+func (q *settle) writing(why reason, closes bool) {
 	now := time.Now()
 	if q.timer == nil || !q.writes {
 		q.stop()
-		q.start, q.why, q.writes = now, why, true
-		q.timer = time.NewTimer(q.window)
+		q.start, q.why, q.writes, q.untilClose = now, why, true, closes
+		q.timer = time.NewTimer(q.firstWait())
+		return
+	}
+	if q.untilClose {
 		return
 	}
 	q.timer.Reset(max(0, min(q.window, q.start.Add(maxWaitFactor*q.window).Sub(now))))
+}
+
+func (q *settle) firstWait() time.Duration {
+	if q.untilClose {
+		return max(maxWriterWait, maxWaitFactor*q.window)
+	}
+	return q.window
+}
+
+// writerClosed ends a wait for writes, if one runs, and reports whether it
+// did: the writer closed the file, so what it wrote is all there.
+func (q *settle) writerClosed() bool {
+	if q.timer == nil || !q.writes {
+		return false
+	}
+	q.stop()
+	return true
 }
 
 // doubt starts a doubt, unless a wait is running: its end reads anyway, and

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 	"testing/synctest"
@@ -40,7 +41,7 @@ func TestStatsFollowTheWatch(t *testing.T) {
 	t.Cleanup(func() { _ = f.Unwatch() })
 	st = f.Stats()
 	assert.Equal(t, ModeEvents, st.Mode)
-	assert.Equal(t, []string{dir}, st.WatchedDirs)
+	assert.Equal(t, ancestors(dir), st.WatchedDirs, "every directory on the way to the file")
 	assert.Zero(t, st.Updates)
 
 	before := time.Now()
@@ -75,10 +76,22 @@ func TestStatsWatchedDirsFollowTheChain(t *testing.T) {
 	f, r := watched(t, v.path("config.yaml"))
 	v.update(config(2))
 	r.waitContent(t, config(2)["config.yaml"])
-	require.Eventually(t, func() bool {
-		dirs := f.Stats().WatchedDirs
-		return len(dirs) == 2 && dirs[0] == vol && filepath.Dir(dirs[1]) == vol
-	}, waitFor, tick, "the volume and its current timestamped directory: %v", f.Stats().WatchedDirs)
+	data, err := os.Readlink(filepath.Join(vol, "..data"))
+	require.NoError(t, err)
+	want := append(ancestors(vol), filepath.Join(vol, data))
+	require.Eventually(t, func() bool { return slices.Equal(want, f.Stats().WatchedDirs) }, waitFor, tick,
+		"the way to the volume, the volume and its current timestamped directory, not the old one: %v", f.Stats().WatchedDirs)
+}
+
+// ancestors lists dir and every directory above it, from the root.
+func ancestors(dir string) []string {
+	var out []string
+	for d := dir; ; d = filepath.Dir(d) {
+		out = append([]string{d}, out...)
+		if d == filepath.Dir(d) {
+			return out
+		}
+	}
 }
 
 func TestStatsCountRestartsAndPolling(t *testing.T) {

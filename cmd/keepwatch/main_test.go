@@ -207,7 +207,7 @@ func TestWatchPrintsEachUpdateAndProblem(t *testing.T) {
 	t.Cleanup(func() { _ = cmd.Process.Kill(); <-done; _ = cmd.Wait() })
 
 	out.wait(t, 0, "loaded", "size=10", "keys=2")
-	n := out.wait(t, 0, "watching", "mode=events", "dirs="+dir)
+	n := out.wait(t, 0, "watching", "mode=events", "dirs=/,", ","+dir)
 
 	write("a: 1\nb: 3\nc: 4\n")
 	n = out.wait(t, n, "update", "op=WRITE", "reason=event", "size=15", "keys=~b,+c")

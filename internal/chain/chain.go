@@ -30,13 +30,17 @@ type Hop struct {
 // holding a symlink that was followed, the one holding the final file, and
 // the one where a lookup failed go into Dirs: watching those sees a
 // ConfigMap's ..data swap, a retargeted link, an edit to a link's target in
-// another directory, and a missing file or directory coming back.
+// another directory, and a missing file or directory coming back. Every
+// directory a name was looked up in goes into Searched: a plain ancestor
+// renamed or exchanged changes where the path leads too, and only watching
+// all of them sees that.
 type Chain struct {
-	Real  string          // symlink-free path of the file; "" if resolution failed
-	Dirs  []string        // directories to watch, symlink-free
-	Names map[string]bool // every path looked up, symlink-free
-	Hops  []Hop           // the symlinks followed, in order
-	Err   error           // why resolution failed, if it did
+	Real     string          // symlink-free path of the file; "" if resolution failed
+	Dirs     []string        // directories to watch, symlink-free
+	Searched []string        // every directory a name was looked up in, Dirs among them
+	Names    map[string]bool // every path looked up, symlink-free
+	Hops     []Hop           // the symlinks followed, in order
+	Err      error           // why resolution failed, if it did
 }
 
 // Resolve resolves the absolute path abs. It calls before, if not nil,
@@ -56,6 +60,9 @@ func Resolve(abs string, before func(path string)) Chain {
 		}
 		next := filepath.Join(cur, name)
 		c.Names[next] = true
+		if !slices.Contains(c.Searched, cur) {
+			c.Searched = append(c.Searched, cur)
+		}
 		if before != nil {
 			before(next)
 		}
@@ -106,7 +113,8 @@ func (c *Chain) Relevant(name string) bool {
 // Same reports whether two resolutions lead the same way through the same
 // names.
 func (c *Chain) Same(o *Chain) bool {
-	return c.Real == o.Real && slices.Equal(c.Dirs, o.Dirs) && maps.Equal(c.Names, o.Names)
+	return c.Real == o.Real && slices.Equal(c.Dirs, o.Dirs) && slices.Equal(c.Searched, o.Searched) &&
+		maps.Equal(c.Names, o.Names)
 }
 
 // Home is the directory of the file, or where resolution stopped: the

@@ -1,0 +1,153 @@
+package file
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// kernelWatches counts the watches the kernel holds for h's inotify
+// instance, from /proc/self/fdinfo; 0 when h has no backend.
+func kernelWatches(t *testing.T, h *hub) int {
+	t.Helper()
+	h.mu.Lock()
+	var fd int = -1
+	if h.cur != nil {
+		fd = h.cur.b.(*inotifyBackend).fd
+	}
+	h.mu.Unlock()
+	if fd < 0 {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/self/fdinfo/%d", fd))
+	require.NoError(t, err)
+	return strings.Count(string(b), "inotify wd:")
+}
+
+// privateHub is a hub of the test's own on the kernel's inotify, so that
+// its watches can be counted.
+func privateHub(t *testing.T) *hub {
+	h := newHub(newInotifyBackend)
+	t.Cleanup(func() {
+		assert.Zero(t, kernelWatches(t, h), "no kernel watch outlives the last watch")
+	})
+	return h
+}
+
+func inotifyEvent(wd int32, mask uint32, name string) []byte {
+	size := 0
+	if name != "" {
+		size = (len(name)/16 + 1) * 16 // NUL-padded, as the kernel does
+	}
+	b := make([]byte, unix.SizeofInotifyEvent+size)
+	binary.NativeEndian.PutUint32(b[0:], uint32(wd))
+	binary.NativeEndian.PutUint32(b[4:], mask)
+	binary.NativeEndian.PutUint32(b[12:], uint32(size))
+	copy(b[unix.SizeofInotifyEvent:], name)
+	return b
+}
+
+func TestParseInotify(t *testing.T) {
+	var buf []byte
+	buf = append(buf, inotifyEvent(1, unix.IN_CLOSE_WRITE, "config.yaml")...)
+	buf = append(buf, inotifyEvent(2, unix.IN_MOVED_TO|unix.IN_ISDIR, "..data")...)
+	buf = append(buf, inotifyEvent(3, unix.IN_DELETE_SELF, "")...)
+	buf = append(buf, inotifyEvent(3, unix.IN_IGNORED, "")...)
+	buf = append(buf, inotifyEvent(4, unix.IN_UNMOUNT, "")...)
+	buf = append(buf, inotifyEvent(-1, unix.IN_Q_OVERFLOW, "")...)
+	buf = append(buf, inotifyEvent(5, unix.IN_MODIFY|unix.IN_ATTRIB, "x")...)
+	assert.Equal(t, []rawEvent{
+		{id: 1, name: "config.yaml", op: opClose},
+		{id: 2, name: "..data", op: opCreate},
+		{id: 3, op: opRemove},
+		{id: 3, op: opDropped},
+		{id: everyWatch, op: opRescan},
+		{id: 5, name: "x", op: opWrite | opAttrib},
+	}, parseInotify(buf), "IN_UNMOUNT is left to the IN_IGNORED that follows it")
+}
+
+// The kernel keeps one watch per inode: the backend gives every path to
+// one directory the same id, and the hub serves each path its events.
+func TestOneDirectoryByTwoPathsIsOneWatch(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(root, "a"), 0o755))
+	b, err := newInotifyBackend()
+	require.NoError(t, err)
+	defer b.Close()
+	id1, err := b.Add(filepath.Join(root, "a"))
+	require.NoError(t, err)
+	require.NoError(t, os.Rename(filepath.Join(root, "a"), filepath.Join(root, "b")))
+	id2, err := b.Add(filepath.Join(root, "b"))
+	require.NoError(t, err)
+	assert.Equal(t, id1, id2, "one inode, one watch")
+}
+
+// The hub's routing, with a scripted backend where two paths lead to one
+// inode: each path's watchers get the events under their own name, and the
+// watch is released only when neither path needs it.
+func TestHubServesOneWatchUnderEachOfItsPaths(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		raw := &fakeBackends{}
+		h := newHub(raw.newBackend)
+		a, _ := h.subscribe()
+		bsub, _ := h.subscribe()
+		defer bsub.Close()
+		w := raw.last()
+		w.sameInode("/srv/a", "/srv/b")
+		require.NoError(t, a.Add("/srv/a"))
+		a.Want("/srv/a/config.yaml")
+		require.NoError(t, bsub.Add("/srv/b"))
+		bsub.Want("/srv/b/config.yaml")
+		assert.Equal(t, []string{"/srv/a", "/srv/b"}, w.watched(), "one inode, watched once")
+
+		queued := func(n notifier) []event {
+			var out []event
+			for {
+				select {
+				case ev := <-n.(*subscription).events:
+					out = append(out, ev)
+				default:
+					return out
+				}
+			}
+		}
+		w.send("/srv/a/config.yaml", opClose) // the kernel names it by its watch: either path
+		synctest.Wait()
+		assert.Equal(t, []event{{name: "/srv/a/config.yaml", op: opClose}}, queued(a))
+		assert.Equal(t, []event{{name: "/srv/b/config.yaml", op: opClose}}, queued(bsub))
+
+		require.NoError(t, a.Close())
+		assert.Equal(t, []string{"/srv/a", "/srv/b"}, w.watched(), "b still needs the inode's watch")
+		w.send("/srv/b/config.yaml", opWrite)
+		synctest.Wait()
+		assert.Equal(t, []event{{name: "/srv/b/config.yaml", op: opWrite}}, queued(bsub))
+	})
+}
+
+// A watch the kernel drops (its directory deleted, its filesystem
+// unmounted) is forgotten, and each path that used it told that it went.
+func TestHubForgetsAWatchTheKernelDropped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		raw := &fakeBackends{}
+		h := newHub(raw.newBackend)
+		s, _ := h.subscribe()
+		defer s.Close()
+		require.NoError(t, s.Add("/vol/..2026"))
+		w := raw.last()
+		w.send("/vol/..2026", opDropped)
+		synctest.Wait()
+		assert.Equal(t, event{name: "/vol/..2026", op: opRemove}, <-s.(*subscription).events)
+		h.mu.Lock()
+		assert.Empty(t, h.watches)
+		assert.Empty(t, s.(*subscription).paths)
+		h.mu.Unlock()
+	})
+}

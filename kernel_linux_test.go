@@ -1,0 +1,284 @@
+package file
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// Changes that reach the callback through the real kernel, by the event
+// that reports them. Every test turns the re-check off, so that only an
+// event can deliver, and the quiet window up where it must not matter.
+
+// watchedByEvents watches path with the re-check off.
+func watchedByEvents(t *testing.T, path string, opts ...Option) (*File, *recorder) {
+	t.Helper()
+	return watched(t, path, append([]Option{WithRecheckInterval(0)}, opts...)...)
+}
+
+// An os.WriteFile (open, truncate, write, close) is read when the writer
+// closes the file: with a quiet window of an hour, only the close can have
+// made it be read.
+func TestAnInPlaceWriteIsReadWhenTheWriterCloses(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	write(t, path, "v1\n")
+	_, r := watchedByEvents(t, path, WithQuietWindow(time.Hour))
+	for i := 2; i <= 5; i++ {
+		want := strings.Repeat("v", i) + "\n"
+		write(t, path, want)
+		r.waitContent(t, want)
+	}
+	assert.Len(t, r.contents(), 4)
+}
+
+// A slow writer behind a shell redirect (`slow-producer > config.yaml`):
+// the file is truncated now and written later. The callback never sees the
+// empty or half-written file, though the quiet window is far shorter than
+// the writer's pauses: nothing is read while the writer has it open.
+func TestASlowWriterIsReadOnlyWhenDone(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	write(t, path, "v1\n")
+	_, r := watchedByEvents(t, path, WithQuietWindow(5*time.Millisecond))
+
+	full := strings.Repeat("key: value\n", 200)
+	fd, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	require.NoError(t, err)
+	time.Sleep(60 * time.Millisecond) // the producer thinks
+	_, err = fd.WriteString(full[:len(full)/2])
+	require.NoError(t, err)
+	time.Sleep(60 * time.Millisecond) // and thinks again
+	_, err = fd.WriteString(full[len(full)/2:])
+	require.NoError(t, err)
+	require.NoError(t, fd.Close())
+
+	r.waitContent(t, full)
+	assert.Equal(t, []string{full}, r.contents(), "neither the empty nor the half-written file")
+}
+
+// A plain ancestor renamed away and another renamed in its place, and two
+// ancestors exchanged with renameat2(RENAME_EXCHANGE): the path leads
+// elsewhere though nothing on its symlink chain changed. Its kernel
+// watches do not pile up however often that happens.
+func TestAnAncestorRenamedOrExchangedIsFollowed(t *testing.T) {
+	root := t.TempDir()
+	app := filepath.Join(root, "srv", "app")
+	path := filepath.Join(app, "conf", "config.yaml")
+	makeApp := func(dir, content string) {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, "conf"), 0o755))
+		write(t, filepath.Join(dir, "conf", "config.yaml"), content)
+	}
+	makeApp(app, "v0\n")
+	h := privateHub(t)
+	_, r := watchedByEvents(t, path, withNotifier(h.subscribe))
+
+	var watches []int
+	for i := 1; i <= 5; i++ {
+		// mv app app.old && mv app.new app
+		want := strings.Repeat("v", i) + "\n"
+		makeApp(app+".new", want)
+		require.NoError(t, os.Rename(app, app+".old"))
+		require.NoError(t, os.Rename(app+".new", app))
+		r.waitContent(t, want)
+		require.NoError(t, os.RemoveAll(app+".old"))
+
+		// renameat2(RENAME_EXCHANGE) with a sibling
+		want = strings.Repeat("x", i) + "\n"
+		makeApp(app+".next", want)
+		require.NoError(t, unix.Renameat2(unix.AT_FDCWD, app+".next", unix.AT_FDCWD, app, unix.RENAME_EXCHANGE))
+		r.waitContent(t, want)
+		require.NoError(t, os.RemoveAll(app+".next"))
+		sentinel(t, r, path) // the session has settled on the new chain
+		watches = append(watches, kernelWatches(t, h))
+	}
+	for i, n := range watches {
+		assert.Equal(t, watches[0], n, "kernel watches after round %d: %v", i+1, watches)
+	}
+	assert.Empty(t, r.errs())
+}
+
+// A write through the file's other name, a hard link in a directory
+// nobody watches, is reported only on the file's own inode.
+func TestAWriteThroughAHardLinkIsSeen(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(root, "conf"), 0o755))
+	require.NoError(t, os.Mkdir(filepath.Join(root, "elsewhere"), 0o755))
+	path := filepath.Join(root, "conf", "config.yaml")
+	other := filepath.Join(root, "elsewhere", "link.yaml")
+	write(t, path, "v1\n")
+	require.NoError(t, os.Link(path, other))
+	_, r := watchedByEvents(t, path)
+
+	write(t, other, "v2\n")
+	r.waitContent(t, "v2\n")
+}
+
+// A file bind-mounted on another, which is what a Kubernetes subPath mount
+// is, and how some sidecars and CSI drivers hand files over: a write to the
+// source reaches the watch of the mount point.
+func TestAWriteToTheSourceOfABindMountedFileIsSeen(t *testing.T) {
+	if !inMountNamespace(t) {
+		return
+	}
+	root := t.TempDir()
+	src := filepath.Join(root, "volume", "config.yaml")
+	dst := filepath.Join(root, "etc", "config.yaml")
+	require.NoError(t, os.MkdirAll(filepath.Dir(src), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Dir(dst), 0o755))
+	write(t, src, "v1\n")
+	write(t, dst, "")
+	require.NoError(t, unix.Mount(src, dst, "", unix.MS_BIND, ""))
+	defer unix.Unmount(dst, 0)
+	_, r := watchedByEvents(t, dst)
+	errs := waitErrs(t, r, 1)
+	assert.ErrorIs(t, errs[0], ErrSubPathMount, "it is recognized for what it is")
+
+	write(t, src, "v2\n") // in place: a bind mount follows the inode
+	r.waitContent(t, "v2\n")
+}
+
+// One directory reached by two paths in one process, here through a bind
+// mount: each provider gets the change, and one provider's Unwatch does not
+// take the other's kernel watch away.
+func TestOneDirectoryByTwoPathsServesBoth(t *testing.T) {
+	if !inMountNamespace(t) {
+		return
+	}
+	root := t.TempDir()
+	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+	require.NoError(t, os.Mkdir(a, 0o755))
+	require.NoError(t, os.Mkdir(b, 0o755))
+	write(t, filepath.Join(a, "config.yaml"), "v1\n")
+	require.NoError(t, unix.Mount(a, b, "", unix.MS_BIND, ""))
+	defer unix.Unmount(b, 0)
+
+	fa, ra := watchedByEvents(t, filepath.Join(a, "config.yaml"))
+	_, rb := watchedByEvents(t, filepath.Join(b, "config.yaml"))
+	replace(t, filepath.Join(a, "config.yaml"), "v2\n")
+	ra.waitContent(t, "v2\n")
+	rb.waitContent(t, "v2\n")
+
+	require.NoError(t, fa.Unwatch())
+	replace(t, filepath.Join(b, "config.yaml"), "v3\n")
+	rb.waitContent(t, "v3\n")
+	write(t, filepath.Join(a, "config.yaml"), "v4\n")
+	rb.waitContent(t, "v4\n")
+}
+
+// The same without root: a directory renamed while another provider
+// watches its new name. The kernel keeps one watch for the inode; both
+// providers are served by it, under their own paths.
+func TestADirectoryRenamedOntoAWatchedNameServesItsNewWatcher(t *testing.T) {
+	root := t.TempDir()
+	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+	require.NoError(t, os.Mkdir(a, 0o755))
+	write(t, filepath.Join(a, "config.yaml"), "v1\n")
+	fa, ra := watchedByEvents(t, filepath.Join(a, "config.yaml"), WithQuietWindow(time.Hour))
+	_, rb := watchedByEvents(t, filepath.Join(b, "config.yaml"))
+	rb.waitErr(t, os.ErrNotExist)
+
+	require.NoError(t, os.Rename(a, b))
+	rb.waitContent(t, "v1\n")
+	require.NoError(t, fa.Unwatch())
+	write(t, filepath.Join(b, "config.yaml"), "v2\n")
+	rb.waitContent(t, "v2\n")
+	assert.Empty(t, ra.contents())
+}
+
+// A directory the process may traverse but not list (mode 0731 here, like
+// Debian's /etc/ssl/private at 0710) cannot be watched: the provider
+// watches the file itself instead, and stays on events rather than polling.
+func TestAFileInADirectoryThatCannotBeListedIsWatchedByItself(t *testing.T) {
+	const envDir = "KEEPWATCH_PRIVATE_DIR"
+	if !inChild(t) {
+		base := t.TempDir()
+		require.NoError(t, os.Chmod(filepath.Dir(base), 0o755))
+		require.NoError(t, os.Chmod(base, 0o755))
+		dir := filepath.Join(base, "private")
+		require.NoError(t, os.Mkdir(dir, 0o731))
+		require.NoError(t, os.Chmod(dir, 0o731))
+		require.NoError(t, os.Chown(dir, 0, 65534)) // group nogroup: may enter and write, not list
+		path := filepath.Join(dir, "key.pem")
+		write(t, path, "v1\n")
+		require.NoError(t, os.Chmod(path, 0o666))
+		asNobody(t, envDir+"="+dir)
+		return
+	}
+	dir := os.Getenv(envDir)
+	path := filepath.Join(dir, "key.pem")
+	_, err := os.ReadDir(dir)
+	require.ErrorIs(t, err, os.ErrPermission, "the directory cannot be listed")
+	f, r := watchedByEvents(t, path)
+	assert.Equal(t, ModeEvents, f.Stats().Mode, "events, not polling")
+
+	write(t, path, "v2\n") // in place
+	r.waitContent(t, "v2\n")
+	tmp := filepath.Join(dir, "key.pem.new")
+	write(t, tmp, "v3\n")
+	require.NoError(t, os.Rename(tmp, path)) // rename-over
+	r.waitContent(t, "v3\n")
+	write(t, path, "v4\n") // the new file is watched too
+	r.waitContent(t, "v4\n")
+	assert.Empty(t, r.errs())
+	assert.Equal(t, ModeEvents, f.Stats().Mode)
+}
+
+// Something mounted over a watched directory, then unmounted: no inotify
+// event tells of the mount, but the mount table does, and the unmount
+// drops the watches inside it. The callback follows both ways.
+func TestAMountOverTheDirectoryAndItsUnmountAreFollowed(t *testing.T) {
+	if !inMountNamespace(t) {
+		return
+	}
+	dir := filepath.Join(t.TempDir(), "conf")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	path := filepath.Join(dir, "config.yaml")
+	write(t, path, "underneath\n")
+	_, r := watchedByEvents(t, path)
+
+	require.NoError(t, unix.Mount("tmpfs", dir, "tmpfs", 0, "size=1m"))
+	r.waitErr(t, os.ErrNotExist) // the mount hides the file
+	write(t, path, "mounted\n")
+	r.waitContent(t, "mounted\n")
+	require.NoError(t, unix.Unmount(dir, 0))
+	r.waitContent(t, "underneath\n")
+}
+
+// ".." after a symlink to a directory goes up from where the link leads,
+// as open(2) does, not from where the link sits.
+func TestDotDotAfterASymlinkGoesUpFromItsTarget(t *testing.T) {
+	root := t.TempDir()
+	conf := filepath.Join(root, "conf")
+	require.NoError(t, os.MkdirAll(filepath.Join(conf, "deploy", "v1", "bin"), 0o755))
+	require.NoError(t, os.Symlink("deploy/v1/bin", filepath.Join(conf, "bin")))
+	write(t, filepath.Join(conf, "deploy", "v1", "config.yaml"), "right\n")
+	write(t, filepath.Join(conf, "config.yaml"), "wrong\n")
+
+	for name, path := range map[string]string{
+		"absolute": filepath.Join(conf, "bin") + "/../config.yaml",
+		"relative": "bin/../config.yaml",
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Chdir(conf)
+			want, err := os.ReadFile(path)
+			require.NoError(t, err)
+			require.Equal(t, "right\n", string(want), "what the kernel opens")
+
+			f, r := watchedByEvents(t, path)
+			b, err := f.ReadBytes()
+			require.NoError(t, err)
+			assert.Equal(t, "right\n", string(b))
+			write(t, filepath.Join(conf, "config.yaml"), "still wrong\n")
+			write(t, filepath.Join(conf, "deploy", "v1", "config.yaml"), "right again\n")
+			r.waitContent(t, "right again\n")
+			assert.Equal(t, []string{"right again\n"}, r.contents())
+			write(t, filepath.Join(conf, "deploy", "v1", "config.yaml"), "right\n")
+			r.waitContent(t, "right\n")
+		})
+	}
+}
