@@ -305,7 +305,7 @@ func runSequence(t *testing.T, seed uint64) int {
 	require.NoError(t, os.MkdirAll(w.other(), 0o755))
 	require.NoError(t, w.create(w.path, w.next()))
 
-	f := Provider(w.path, WithLogger(failLogger(t)), WithRecheckInterval(0))
+	f := Provider(w.path, WithLogger(failLogger(t)), WithRecheckInterval(0), WithErrorCallbacks())
 	base, err := f.ReadBytes()
 	require.NoError(t, err)
 	var unwatched atomic.Bool
@@ -344,7 +344,7 @@ func runSequence(t *testing.T, seed uint64) int {
 		t.Errorf("seed %d: call %d repeats %q\nops: %s\ncalls: %s", seed, i, trim(data), strings.Join(w.log, ", "), r)
 	}
 
-	require.NoError(t, f.Unwatch())
+	shutdown(t, f)
 	unwatched.Store(true)
 	_ = w.renameOver(w.path, "after unwatch\n")
 	time.Sleep(2 * DefaultQuietWindow)

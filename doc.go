@@ -10,8 +10,7 @@
 //	k.Load(f, yaml.Parser())
 //	f.Watch(func(event any, err error) {
 //		if err != nil {
-//			log.Printf("config watch: %v", err) // the watch goes on
-//			return
+//			return // only with WithErrorCallbacks: the watch goes on
 //		}
 //		k.Load(f, yaml.Parser())
 //	})
@@ -41,15 +40,31 @@
 // # What never stops it
 //
 // Whatever would end the stock provider's watch (a missing symlink, a
-// removed file or directory, an fsnotify error or queue overflow, a closed
-// channel, a failed watch) is reported to the callback once and then
-// repaired: a missing file is waited for from the nearest existing
-// directory and delivered as soon as it is back, and a broken watch is
-// re-armed after a short, capped, jittered backoff, with a full re-read so
-// that an update made while it was down is not lost. A periodic re-check
-// ([WithRecheckInterval]) is the safety net for missed events and for
-// filesystems that deliver none. Only [File.Unwatch] or the context given
-// to [File.WatchWithContext] ends a watch.
+// removed file or directory, an inotify error or queue overflow, a failed
+// watch) is logged once and then repaired: a missing file is waited for
+// from the nearest existing directory and delivered as soon as it is back,
+// and a broken watch is re-armed after a short, capped, jittered backoff,
+// with a full re-read so that an update made while it was down is not lost.
+// A periodic re-check ([WithRecheckInterval]) is the safety net for missed
+// events and for filesystems that deliver none. Only [File.Unwatch],
+// [File.Shutdown] or the context given to [File.WatchWithContext] ends a
+// watch.
+//
+// # What an error callback means
+//
+// With the stock provider, cb(nil, err) was the end of the watch, and code
+// is written around that: it restarts a watch, or exits. keepwatch's watch
+// does not end, so by default it never calls the callback with an error;
+// problems are logged and counted in [File.Stats]. [WithErrorCallbacks]
+// makes the callback hear of each problem as it happens; the watch goes on
+// after it.
+//
+// # Unwatch and Shutdown
+//
+// No callback starts after [File.Unwatch] returns. Like the stock
+// provider's, it does not wait for a callback that is running, so it cannot
+// deadlock with one that waits for its caller. [File.Shutdown] also waits,
+// as long as its context allows, for the running callback to return.
 //
 // # Cost
 //

@@ -100,15 +100,15 @@ func ExampleWithLogger() {
 		}
 		return a
 	}
-	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{ReplaceAttr: drop}))
+	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{ReplaceAttr: drop, Level: slog.LevelDebug}))
 	f := file.Provider(path, file.WithLogger(logger))
 	got := loadAndWatch(f)
 	save(path, "v: 2\n")
 	<-got
 	f.Unwatch()
 	// Output:
-	// level=INFO msg="keepwatch: watch started"
-	// level=INFO msg="keepwatch: update delivered" reason=event size=5 sha256=ec0bebf2a1a2
+	// level=DEBUG msg="keepwatch: watch started"
+	// level=DEBUG msg="keepwatch: update delivered" reason=event size=5 sha256=ec0bebf2a1a2
 }
 
 // A watch that ends with its context, as koanf users asked for (koanf #340).

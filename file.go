@@ -25,8 +25,8 @@ type File struct {
 	opts options // t.opts points here
 
 	mu         sync.Mutex
-	sv         *supervisor // the current watch, nil when not watching
-	seen       seenMark    // the content the application last got
+	sv         *supervisor // the current watch, or the last one, stopped, nil if none
+	seen       seenMark    // the content the application last got, from ReadBytes or a callback
 	delivering []byte      // content of the running callback, nil otherwise
 	stats      stats
 
@@ -35,8 +35,8 @@ type File struct {
 
 var _ koanf.Provider = (*File)(nil)
 
-// seenMark records what the application last got from the provider, so
-// that a watch fires only for content it has not seen.
+// seenMark records content the application got, so that a watch fires
+// only for content it has not seen.
 type seenMark struct {
 	state seenState
 	sum   [sha256.Size]byte
@@ -49,6 +49,13 @@ const (
 	seenFailed                   // read, but never successfully
 	seenContent                  // sum holds the content last read or delivered
 )
+
+func markOf(r reading) seenMark {
+	if r.err != nil {
+		return seenMark{state: seenFailed}
+	}
+	return seenMark{state: seenContent, sum: r.c.sum}
+}
 
 // Provider returns a provider for the file at path. It does no I/O: a missing
 // or unreadable file is reported by ReadBytes and by the watch.
@@ -125,21 +132,22 @@ func (f *File) Watch(cb func(event any, err error)) error {
 //
 // cb(event, nil) means "new content: reload". event is an fsnotify.Event
 // naming the watched path, with Op fsnotify.Write, or fsnotify.Create when
-// the file came back after a reported problem. The callback fires once for
-// each content the user has not seen yet, judged by comparing content, not
+// the file came back after a problem. The callback fires once for each
+// content the watch has not delivered yet, judged by comparing content, not
 // events: a touch, a chmod or an identical rewrite fire nothing, and a burst
 // of changes fires for the final content. Content read by a ReadBytes call
 // made before Watch is the baseline, so an update between loading the file
-// and starting the watch is delivered at once.
+// and starting the watch is delivered at once; ReadBytes calls made while
+// the watch runs (a health check, a second k.Load) change nothing.
 //
-// cb(nil, err) reports a problem while the watch goes on: the file is
-// missing or unreadable ([fs.ErrNotExist], [ErrNotRegularFile],
-// [ErrFileTooLarge], ...), or the watch broke and is being re-armed
-// ([ErrWatchInterrupted]). The same ongoing problem is reported once. A
-// missing file is reported once it has stayed missing for a quiet window, so
-// that a remove-then-create swap reports nothing. A file that is missing
-// when Watch is called is reported this way, and delivered as soon as it
-// appears.
+// The watch never ends on its own. A problem (the file missing or
+// unreadable, the watch broken and being re-armed) is logged, at WARN, and
+// counted in [File.Stats], and the watch goes on; it is logged again, at
+// INFO, when it is over, and the file is then delivered. By default the
+// callback is never called with an error: code written for koanf's stock
+// provider takes cb(nil, err) as the end of the watch and starts another,
+// and keepwatch's watch does not end. [WithErrorCallbacks] makes the
+// callback also get cb(nil, err) for each problem, as it happens.
 //
 // Callbacks run one at a time, in order, on the watch goroutine; none starts
 // after Unwatch has returned. A slow callback delays later deliveries but
@@ -162,17 +170,16 @@ func (f *File) WatchWithContext(ctx context.Context, cb func(event any, err erro
 	}
 	if f.seen.state == seenNothing {
 		// Nobody read the file before Watch: the content now is the baseline.
-		f.seen = seenMark{state: seenFailed}
-		if first.read.err == nil {
-			f.seen = seenMark{state: seenContent, sum: first.read.c.sum}
-		}
+		f.seen = markOf(first.read)
 	}
 	// Stats must show the watch as it is when Watch returns.
 	f.stats.mode, f.stats.dirs = ModeRetrying, nil
 	if first.s != nil {
 		f.stats.mode, f.stats.dirs = first.s.mode(), first.s.watchedDirs()
 	}
-	f.sv = startSupervisor(ctx, f, cb, f.sv, first)
+	// The last watch may still be in a callback: the new one's first waits
+	// for it, so that callbacks never overlap.
+	f.sv = startSupervisor(ctx, f, cb, f.sv, first, f.seen)
 	return nil
 }
 
@@ -183,27 +190,44 @@ func (f *File) isWatching() bool {
 	return f.sv != nil && !f.sv.stopped()
 }
 
-// Unwatch stops the watch and waits for its goroutine to exit, so no callback
-// runs after it returns. Called from inside the callback, it returns at once
-// and the watch ends when the callback returns. Unwatch is idempotent and
-// safe to call from any goroutine; Watch may be called again afterwards.
+// Unwatch stops the watch: no callback starts after it returns. It does not
+// wait for a callback that is running, which may be waiting for the caller
+// (a lock the caller holds, a shutdown the caller drives): like koanf's
+// stock provider, it cannot deadlock with one. [File.Shutdown] waits.
+//
+// Unwatch is idempotent and safe to call from any goroutine, the callback
+// included. Watch may be called again afterwards, even while the old
+// callback still runs: the new watch's callbacks start after it returns.
 func (f *File) Unwatch() error {
-	// A callback running while we wait may call Watch: stop that watch too,
-	// or it would deliver after Unwatch has returned.
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.sv != nil {
+		f.sv.stop()
+	}
+	return nil
+}
+
+// Shutdown stops the watch, as Unwatch does, then waits until no callback
+// runs and the watch's goroutine has exited, or until ctx is done, and then
+// returns ctx's error. A watch that a running callback starts meanwhile is
+// stopped and waited for too. Called from inside the callback, it would
+// wait for itself until ctx is done: call Unwatch there.
+func (f *File) Shutdown(ctx context.Context) error {
 	for {
 		f.mu.Lock()
 		sv := f.sv
-		self := sv != nil && sv.runsOnCaller()
+		if sv != nil {
+			sv.stop()
+		}
 		f.mu.Unlock()
 		if sv == nil {
 			return nil
 		}
-		sv.stop()
-		if self {
-			// Keep sv as f.sv: a Watch from this same callback must wait for it.
-			return nil
+		select {
+		case <-sv.done:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
-		<-sv.done
 		if f.clearWatch(sv) {
 			return nil
 		}
@@ -221,22 +245,6 @@ func (f *File) clearWatch(sv *supervisor) bool {
 	return true
 }
 
-// awaitPrevious waits until the watch before sv has finished its last
-// callback, so that callbacks never overlap, even when the callback itself
-// calls Unwatch and then Watch; then it lets the previous watch go.
-func (f *File) awaitPrevious(sv *supervisor) {
-	f.mu.Lock()
-	prev := sv.prev
-	f.mu.Unlock()
-	if prev == nil {
-		return
-	}
-	<-prev.done
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	sv.prev = nil
-}
-
 // deliveringNow returns the content of the running callback, or nil.
 func (f *File) deliveringNow() []byte {
 	f.mu.Lock()
@@ -244,53 +252,46 @@ func (f *File) deliveringNow() []byte {
 	return f.delivering
 }
 
-// markRead records what a ReadBytes call gave the application.
+// markRead records what a ReadBytes call gave the application: the
+// baseline of the next watch, not of the one that runs.
 func (f *File) markRead(r reading) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if r.err != nil {
-		if f.seen.state == seenNothing {
-			f.seen.state = seenFailed
-		}
+	if r.err != nil && f.seen.state != seenNothing {
 		return
 	}
-	f.seen = seenMark{state: seenContent, sum: r.c.sum}
+	f.seen = markOf(r)
 }
 
-// deliver calls cb with r's content, unless the application has seen it
-// already (ReadBytes gave it, or the last callback did) and it is not back
-// after a reported problem (the callback's last word must describe the
-// file as it is), or the watch has stopped. While cb runs, ReadBytes
+// deliver calls cb with r's content and op, unless the watch has stopped
+// (ctx is done), and reports whether it did. While cb runs, ReadBytes
 // returns that content.
-func (f *File) deliver(ctx context.Context, cb func(any, error), r reading, back bool) {
-	op, ok := f.startDelivery(ctx, r, back)
-	if !ok {
-		return
+func (f *File) deliver(ctx context.Context, cb func(any, error), r reading, op fsnotify.Op) bool {
+	if !f.startDelivery(ctx, r) {
+		return false
 	}
 	defer f.endDelivery()
-	f.t.opts.log().Info("keepwatch: update delivered", slog.String("path", f.t.path), slog.String("reason", string(r.why)),
+	f.t.opts.log().Debug("keepwatch: update delivered", slog.String("path", f.t.path), slog.String("reason", string(r.why)),
 		slog.Int("size", len(r.c.data)), slog.String("sha256", hex.EncodeToString(r.c.sum[:6])))
 	cb(fsnotify.Event{Name: f.t.path, Op: op}, nil)
+	return true
 }
 
-// startDelivery marks r's content as seen and as what ReadBytes returns,
-// counts the update, and returns the Op to deliver it with; ok is false if
-// it is not to be delivered.
-func (f *File) startDelivery(ctx context.Context, r reading, back bool) (op fsnotify.Op, ok bool) {
+// startDelivery marks r's content as what the application has seen and as
+// what ReadBytes returns, and counts the update, unless ctx is done. It
+// checks ctx under f.mu, which Unwatch holds to stop the watch: so no
+// callback starts after Unwatch returns.
+func (f *File) startDelivery(ctx context.Context, r reading) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	prev := f.seen.state
-	if (prev == seenContent && f.seen.sum == r.c.sum && !back) || ctx.Err() != nil {
-		return 0, false
+	if ctx.Err() != nil {
+		return false
 	}
-	f.seen = seenMark{state: seenContent, sum: r.c.sum}
+	f.seen = markOf(r)
 	f.delivering = r.c.data
 	f.stats.updates++
 	f.stats.lastUpdate, f.stats.lastUpdateReason = time.Now(), r.why
-	if back || prev == seenFailed {
-		return fsnotify.Create, true
-	}
-	return fsnotify.Write, true
+	return true
 }
 
 // endDelivery ends what startDelivery began, once the callback returned.
@@ -300,21 +301,26 @@ func (f *File) endDelivery() {
 	f.delivering = nil
 }
 
-// report calls cb with a problem and counts it, unless the watch has
-// stopped.
+// report counts a problem and, with WithErrorCallbacks, calls cb with it,
+// unless the watch has stopped.
 func (f *File) report(ctx context.Context, cb func(any, error), err error) {
-	if ctx.Err() != nil {
+	if !f.recordError(ctx, err) || !f.t.opts.errorCallbacks {
 		return
 	}
-	f.recordError(err)
 	cb(nil, err)
 }
 
-func (f *File) recordError(err error) {
+// recordError counts a problem, unless ctx is done, checked under f.mu as
+// startDelivery does; it reports whether it did.
+func (f *File) recordError(ctx context.Context, err error) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if ctx.Err() != nil {
+		return false
+	}
 	f.stats.errors++
 	f.stats.lastError, f.stats.lastErrorTime = err, time.Now()
+	return true
 }
 
 // recordSession records that a session runs, how, and what it watches.

@@ -79,7 +79,7 @@ func TestKoanfReloadPattern(t *testing.T) {
 		k = nk
 		mu.Unlock()
 	}))
-	defer f.Unwatch()
+	defer shutdown(t, f)
 
 	replace(t, path, "service:\n  port: 9090\n")
 	require.Eventually(t, func() bool {
@@ -88,7 +88,7 @@ func TestKoanfReloadPattern(t *testing.T) {
 		return k.Int("service.port") == 9090
 	}, waitFor, tick)
 
-	require.NoError(t, f.Unwatch())
+	shutdown(t, f)
 	require.Len(t, events, 1)
 	assert.Equal(t, fsnotify.Event{Name: path, Op: fsnotify.Write}, events[0])
 }
@@ -106,7 +106,7 @@ func TestUpdateBetweenReadBytesAndWatchIsDelivered(t *testing.T) {
 	replace(t, path, "v2\n") // lands before Watch: no event will ever tell
 	r := newRecorder(f)
 	require.NoError(t, f.Watch(r.cb))
-	defer f.Unwatch()
+	defer shutdown(t, f)
 	r.waitContent(t, "v2\n")
 }
 
@@ -116,7 +116,7 @@ func TestWatchWithoutReadBytesTakesTheFileAsBaseline(t *testing.T) {
 	f := Provider(path, WithLogger(testLogger(t)))
 	r := newRecorder(f)
 	require.NoError(t, f.Watch(r.cb))
-	defer f.Unwatch()
+	defer shutdown(t, f)
 	sentinel(t, r, path)
 	assert.Equal(t, []string{"sentinel\n"}, r.contents())
 }
@@ -316,7 +316,7 @@ func TestReadBytesInsideTheCallbackReturnsTheDeliveredContent(t *testing.T) {
 		b, _ := f.ReadBytes()
 		got <- string(b)
 	}))
-	defer f.Unwatch()
+	defer shutdown(t, f)
 	replace(t, path, "v2\n")
 	assert.Equal(t, "v2\n", <-got)
 	assert.Equal(t, "v3\n", <-got, "the change made during the callback is delivered next")

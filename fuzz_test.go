@@ -33,7 +33,7 @@ func FuzzSessionEvents(f *testing.F) {
 			path := filepath.Join(dir, "config.yaml")
 			write(t, path, "v0\n")
 			fs := &fakes{}
-			f := Provider(path, withNotifier(fs.new), WithLogger(failLogger(t)),
+			f := Provider(path, withNotifier(fs.new), WithLogger(failLogger(t)), WithErrorCallbacks(),
 				WithRecheckInterval(time.Second), WithQuietWindow(50*time.Millisecond),
 				WithBackoff(10*time.Millisecond, 100*time.Millisecond))
 			base, _ := f.ReadBytes()
@@ -41,7 +41,7 @@ func FuzzSessionEvents(f *testing.F) {
 			if err := f.Watch(r.cb); err != nil {
 				t.Fatal(err)
 			}
-			defer f.Unwatch()
+			defer shutdown(t, f)
 			synctest.Wait()
 
 			for i := 0; i+1 < len(script); i += 2 {

@@ -35,6 +35,7 @@ type call struct {
 	name string
 	data string // what ReadBytes returned inside the callback
 	err  error
+	at   time.Time
 }
 
 // recorder is a watch callback that records every call and, like a koanf
@@ -48,7 +49,7 @@ type recorder struct {
 func newRecorder(f *File) *recorder { return &recorder{f: f} }
 
 func (r *recorder) cb(event any, err error) {
-	c := call{err: err}
+	c := call{err: err, at: time.Now()}
 	if err == nil {
 		ev := event.(fsnotify.Event)
 		c.op, c.name = ev.Op, ev.Name
@@ -133,6 +134,15 @@ func (r *recorder) waitContent(t testing.TB, want string) call {
 	return c
 }
 
+// logDelay logs how long after since the last call came: what a test
+// measured, for the record, never asserted.
+func (r *recorder) logDelay(t testing.TB, what string, since time.Time) {
+	t.Helper()
+	if c, ok := r.last(); ok {
+		t.Logf("%s: delivered %v after the change", what, c.at.Sub(since).Round(time.Microsecond))
+	}
+}
+
 // waitErr waits until the last call reported an error matching target.
 func (r *recorder) waitErr(t testing.TB, target error) error {
 	t.Helper()
@@ -198,15 +208,24 @@ func (w testWriter) Write(p []byte) (int, error) {
 }
 
 // watched creates a provider on path, reads it as a koanf user would, and
-// watches it with a recorder until the test ends.
+// watches it with a recorder until the test ends; the recorder is told of
+// problems too (WithErrorCallbacks), as tests watch for them.
 func watched(t testing.TB, path string, opts ...Option) (*File, *recorder) {
 	t.Helper()
-	f := Provider(path, append([]Option{WithLogger(testLogger(t))}, opts...)...)
+	f := Provider(path, append([]Option{WithLogger(testLogger(t)), WithErrorCallbacks()}, opts...)...)
 	_, _ = f.ReadBytes()
 	r := newRecorder(f)
 	require.NoError(t, f.Watch(r.cb))
-	t.Cleanup(func() { require.NoError(t, f.Unwatch()) })
+	t.Cleanup(func() { shutdown(t, f) })
 	return f, r
+}
+
+// shutdown stops f's watch and waits for its goroutine.
+func shutdown(t testing.TB, f *File) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	require.NoError(t, f.Shutdown(ctx))
 }
 
 func write(t testing.TB, path, data string) {

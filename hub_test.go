@@ -46,9 +46,9 @@ func TestTenThousandProvidersShareOneInotifyInstance(t *testing.T) {
 	}
 	defer func() {
 		for _, f := range files {
-			require.NoError(t, f.Unwatch())
+			shutdown(t, f)
 		}
-		assert.Equal(t, before, countInotify(t), "the last Unwatch closes the instance")
+		assert.Equal(t, before, countInotify(t), "the last watch's end closes the instance")
 	}()
 	assert.Equal(t, before+1, countInotify(t), "one inotify instance for %d providers", len(files))
 
@@ -257,7 +257,7 @@ func TestASlowCallbackDelaysOnlyItsOwnProvider(t *testing.T) {
 		b, _ := slow.ReadBytes()
 		got.Store(string(b))
 	}))
-	t.Cleanup(func() { g.release(); require.NoError(t, slow.Unwatch()) })
+	t.Cleanup(func() { g.release(); shutdown(t, slow) })
 	_, fast := watched(t, fastPath)
 
 	replace(t, slowPath, "s1\n")

@@ -32,7 +32,9 @@ func TestAnInPlaceWriteIsReadWhenTheWriterCloses(t *testing.T) {
 	for i := 2; i <= 5; i++ {
 		want := strings.Repeat("v", i) + "\n"
 		write(t, path, want)
+		end := time.Now()
 		r.waitContent(t, want)
+		r.logDelay(t, "in-place write, from its end", end)
 	}
 	assert.Len(t, r.contents(), 4)
 }
@@ -56,8 +58,10 @@ func TestASlowWriterIsReadOnlyWhenDone(t *testing.T) {
 	_, err = fd.WriteString(full[len(full)/2:])
 	require.NoError(t, err)
 	require.NoError(t, fd.Close())
+	closed := time.Now()
 
 	r.waitContent(t, full)
+	r.logDelay(t, "slow writer, from its close", closed)
 	assert.Equal(t, []string{full}, r.contents(), "neither the empty nor the half-written file")
 }
 
@@ -83,15 +87,19 @@ func TestAnAncestorRenamedOrExchangedIsFollowed(t *testing.T) {
 		want := strings.Repeat("v", i) + "\n"
 		makeApp(app+".new", want)
 		require.NoError(t, os.Rename(app, app+".old"))
+		start := time.Now()
 		require.NoError(t, os.Rename(app+".new", app))
 		r.waitContent(t, want)
+		r.logDelay(t, "ancestor renamed", start)
 		require.NoError(t, os.RemoveAll(app+".old"))
 
 		// renameat2(RENAME_EXCHANGE) with a sibling
 		want = strings.Repeat("x", i) + "\n"
 		makeApp(app+".next", want)
+		start = time.Now()
 		require.NoError(t, unix.Renameat2(unix.AT_FDCWD, app+".next", unix.AT_FDCWD, app, unix.RENAME_EXCHANGE))
 		r.waitContent(t, want)
+		r.logDelay(t, "ancestors exchanged", start)
 		require.NoError(t, os.RemoveAll(app+".next"))
 		sentinel(t, r, path) // the session has settled on the new chain
 		watches = append(watches, kernelWatches(t, h))
@@ -114,8 +122,10 @@ func TestAWriteThroughAHardLinkIsSeen(t *testing.T) {
 	require.NoError(t, os.Link(path, other))
 	_, r := watchedByEvents(t, path)
 
+	start := time.Now()
 	write(t, other, "v2\n")
 	r.waitContent(t, "v2\n")
+	r.logDelay(t, "write through a hard link", start)
 }
 
 // A file bind-mounted on another, which is what a Kubernetes subPath mount
@@ -138,8 +148,10 @@ func TestAWriteToTheSourceOfABindMountedFileIsSeen(t *testing.T) {
 	errs := waitErrs(t, r, 1)
 	assert.ErrorIs(t, errs[0], ErrSubPathMount, "it is recognized for what it is")
 
+	start := time.Now()
 	write(t, src, "v2\n") // in place: a bind mount follows the inode
 	r.waitContent(t, "v2\n")
+	r.logDelay(t, "write to the source of a bind-mounted file", start)
 }
 
 // One directory reached by two paths in one process, here through a bind
@@ -159,13 +171,17 @@ func TestOneDirectoryByTwoPathsServesBoth(t *testing.T) {
 
 	fa, ra := watchedByEvents(t, filepath.Join(a, "config.yaml"))
 	_, rb := watchedByEvents(t, filepath.Join(b, "config.yaml"))
+	start := time.Now()
 	replace(t, filepath.Join(a, "config.yaml"), "v2\n")
 	ra.waitContent(t, "v2\n")
 	rb.waitContent(t, "v2\n")
+	rb.logDelay(t, "one directory by two paths, the second path", start)
 
 	require.NoError(t, fa.Unwatch())
+	start = time.Now()
 	replace(t, filepath.Join(b, "config.yaml"), "v3\n")
 	rb.waitContent(t, "v3\n")
+	rb.logDelay(t, "the second path after the first unwatched", start)
 	write(t, filepath.Join(a, "config.yaml"), "v4\n")
 	rb.waitContent(t, "v4\n")
 }
@@ -182,8 +198,10 @@ func TestADirectoryRenamedOntoAWatchedNameServesItsNewWatcher(t *testing.T) {
 	_, rb := watchedByEvents(t, filepath.Join(b, "config.yaml"))
 	rb.waitErr(t, os.ErrNotExist)
 
+	start := time.Now()
 	require.NoError(t, os.Rename(a, b))
 	rb.waitContent(t, "v1\n")
+	rb.logDelay(t, "directory renamed onto a watched name", start)
 	require.NoError(t, fa.Unwatch())
 	write(t, filepath.Join(b, "config.yaml"), "v2\n")
 	rb.waitContent(t, "v2\n")
@@ -216,12 +234,16 @@ func TestAFileInADirectoryThatCannotBeListedIsWatchedByItself(t *testing.T) {
 	f, r := watchedByEvents(t, path)
 	assert.Equal(t, ModeEvents, f.Stats().Mode, "events, not polling")
 
+	start := time.Now()
 	write(t, path, "v2\n") // in place
 	r.waitContent(t, "v2\n")
+	r.logDelay(t, "in-place write in an unlistable directory", start)
 	tmp := filepath.Join(dir, "key.pem.new")
 	write(t, tmp, "v3\n")
+	start = time.Now()
 	require.NoError(t, os.Rename(tmp, path)) // rename-over
 	r.waitContent(t, "v3\n")
+	r.logDelay(t, "rename-over in an unlistable directory", start)
 	write(t, path, "v4\n") // the new file is watched too
 	r.waitContent(t, "v4\n")
 	assert.Empty(t, r.errs())
@@ -241,12 +263,16 @@ func TestAMountOverTheDirectoryAndItsUnmountAreFollowed(t *testing.T) {
 	write(t, path, "underneath\n")
 	_, r := watchedByEvents(t, path)
 
+	start := time.Now()
 	require.NoError(t, unix.Mount("tmpfs", dir, "tmpfs", 0, "size=1m"))
 	r.waitErr(t, os.ErrNotExist) // the mount hides the file
+	r.logDelay(t, "mount over the directory (reported after the quiet window)", start)
 	write(t, path, "mounted\n")
 	r.waitContent(t, "mounted\n")
+	start = time.Now()
 	require.NoError(t, unix.Unmount(dir, 0))
 	r.waitContent(t, "underneath\n")
+	r.logDelay(t, "unmount", start)
 }
 
 // ".." after a symlink to a directory goes up from where the link leads,
@@ -274,8 +300,10 @@ func TestDotDotAfterASymlinkGoesUpFromItsTarget(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, "right\n", string(b))
 			write(t, filepath.Join(conf, "config.yaml"), "still wrong\n")
+			start := time.Now()
 			write(t, filepath.Join(conf, "deploy", "v1", "config.yaml"), "right again\n")
 			r.waitContent(t, "right again\n")
+			r.logDelay(t, ".. after a symlinked directory", start)
 			assert.Equal(t, []string{"right again\n"}, r.contents())
 			write(t, filepath.Join(conf, "deploy", "v1", "config.yaml"), "right\n")
 			r.waitContent(t, "right\n")

@@ -33,16 +33,17 @@ const (
 type Option func(*options)
 
 type options struct {
-	recheck     time.Duration
-	poll        time.Duration // > 0: poll at this interval, never use events
-	quiet       time.Duration
-	backoffMin  time.Duration
-	backoffMax  time.Duration
-	maxSize     int64
-	logger      *slog.Logger
-	newNotifier func() (notifier, error)
-	fsType      func(path string) (name string, noEvents bool)
-	mountInfo   string // the mount table to look for a subPath mount in; "" not to
+	recheck        time.Duration
+	poll           time.Duration // > 0: poll at this interval, never use events
+	quiet          time.Duration
+	backoffMin     time.Duration
+	backoffMax     time.Duration
+	maxSize        int64
+	logger         *slog.Logger
+	errorCallbacks bool // problems go to the callback too
+	newNotifier    func() (notifier, error)
+	fsType         func(path string) (name string, noEvents bool)
+	mountInfo      string // the mount table to look for a subPath mount in; "" not to
 }
 
 func newOptions(opts []Option) options {
@@ -123,12 +124,28 @@ func WithMaxSize(n int64) Option {
 	}
 }
 
-// WithLogger sets the logger for the watch's state changes: started,
-// delivered, interrupted, re-armed, file missing and back. Nothing is logged
-// per raw filesystem event. Default: nil, which logs to [slog.Default] at the
-// time of each record, so the application's own slog setup applies.
+// WithLogger sets the logger for the watch's state changes. Something gone
+// wrong (the file missing or unreadable, the watch broken, polling, a
+// subPath mount) is logged at WARN, once while it lasts, and its end at
+// INFO; the rest (watch started, each update delivered, each retry) at
+// DEBUG, so that a healthy watch is silent at the usual levels. Nothing is
+// logged per raw filesystem event. Default: nil, which logs to
+// [slog.Default] at the time of each record, so the application's own slog
+// setup applies.
 func WithLogger(l *slog.Logger) Option {
 	return func(o *options) { o.logger = l }
+}
+
+// WithErrorCallbacks makes the callback also get cb(nil, err) for each
+// problem as it happens: the file missing or unreadable, the watch broken
+// and being re-armed, polling, a subPath mount. The watch goes on after
+// each, so the callback must not end it or start another; the same
+// ongoing problem is reported once. Without it, problems are only logged
+// and counted in Stats: code written for koanf's stock provider, whose
+// every cb(nil, err) was the end of its watch, would restart a watch that
+// never ended. See [File.WatchWithContext]. Default: off.
+func WithErrorCallbacks() Option {
+	return func(o *options) { o.errorCallbacks = true }
 }
 
 // withNotifier replaces the filesystem notifier; tests use it to inject

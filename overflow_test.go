@@ -53,7 +53,7 @@ func floodWhileBlocked(t *testing.T, more func(path string), opts ...Option) *re
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config.yaml")
 	write(t, path, "v1\n")
-	f := Provider(path, append([]Option{WithLogger(testLogger(t))}, opts...)...)
+	f := Provider(path, append([]Option{WithLogger(testLogger(t)), WithErrorCallbacks()}, opts...)...)
 	_, _ = f.ReadBytes()
 	r := newRecorder(f)
 	var first atomic.Bool
@@ -64,7 +64,7 @@ func floodWhileBlocked(t *testing.T, more func(path string), opts ...Option) *re
 		}
 		r.cb(event, err)
 	}))
-	t.Cleanup(func() { g.release(); require.NoError(t, f.Unwatch()) })
+	t.Cleanup(func() { g.release(); shutdown(t, f) })
 
 	replace(t, path, "v2\n")
 	g.reached(t)

@@ -27,7 +27,7 @@ func TestStatsFollowTheWatch(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config.yaml")
 	write(t, path, "v1\n")
-	f := Provider(path, WithLogger(testLogger(t)), WithBackoff(time.Hour, time.Hour))
+	f := Provider(path, WithLogger(testLogger(t)), WithBackoff(time.Hour, time.Hour), WithErrorCallbacks())
 
 	st := f.Stats()
 	assert.Equal(t, Stats{Path: path, Mode: ModeStopped}, st, "nothing read, nothing watched")
@@ -38,7 +38,7 @@ func TestStatsFollowTheWatch(t *testing.T) {
 
 	r := newRecorder(f)
 	require.NoError(t, f.Watch(r.cb))
-	t.Cleanup(func() { _ = f.Unwatch() })
+	t.Cleanup(func() { shutdown(t, f) })
 	st = f.Stats()
 	assert.Equal(t, ModeEvents, st.Mode)
 	assert.Equal(t, ancestors(dir), st.WatchedDirs, "every directory on the way to the file")

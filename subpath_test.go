@@ -29,7 +29,7 @@ func TestSubPathMountIsReportedOnce(t *testing.T) {
 
 	replace(t, path, "v2\n") // an in-place change of the mounted file is still seen
 	r.waitContent(t, "v2\n")
-	require.NoError(t, f.Unwatch())
+	shutdown(t, f)
 	require.NoError(t, f.Watch(r.cb))
 	replace(t, path, "v3\n")
 	r.waitContent(t, "v3\n")

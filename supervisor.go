@@ -1,15 +1,12 @@
 package file
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
-	"runtime"
-	"strconv"
-	"sync/atomic"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"github.com/keepwatch/file/internal/mountinfo"
 )
 
@@ -21,23 +18,23 @@ import (
 // the watch was down is delivered then.
 //
 // It is the sink of its sessions, and decides what of their reads goes on
-// to the File and its callback: content (which File delivers if the
-// application has not seen it), and each problem once.
+// to the File and its callback: content it has not delivered, and each
+// problem once.
 type supervisor struct {
 	f      *File
 	cb     func(event any, err error)
 	ctx    context.Context
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the goroutine has exited
-	goid   atomic.Uint64 // the goroutine's id, so Unwatch can tell it calls from a callback
-	prev   *supervisor   // a stopped one that may still be in its last callback; guarded by f.mu
 
 	// Owned by the goroutine.
-	fileProblem  problem // the file problem last reported; zero while the file reads fine
-	watchProblem problem // the watch problem last reported; zero once a session on events runs
-	remoteNoted  string  // the event-less filesystem already reported
-	failures     int     // sessions failed in a row
-	fellBack     bool    // polling because events failed; trying them again is no restart
+	prev         *supervisor // the watch before, which may still be in its last callback
+	seen         seenMark    // the content last delivered, or the baseline it started from
+	fileProblem  problem     // the file problem last reported; zero while the file reads fine
+	watchProblem problem     // the watch problem last reported; zero once a session on events runs
+	remoteNoted  string      // the event-less filesystem already reported
+	failures     int         // sessions failed in a row
+	fellBack     bool        // polling because events failed; trying them again is no restart
 }
 
 // launch is one try at opening a session, and the read made right after it.
@@ -69,9 +66,11 @@ func (l launch) close() {
 	}
 }
 
-func startSupervisor(parent context.Context, f *File, cb func(any, error), prev *supervisor, first launch) *supervisor {
+// startSupervisor starts a watch that delivers what differs from baseline,
+// once prev, if any, has finished its last callback.
+func startSupervisor(parent context.Context, f *File, cb func(any, error), prev *supervisor, first launch, baseline seenMark) *supervisor {
 	ctx, cancel := context.WithCancel(parent)
-	sv := &supervisor{f: f, cb: cb, ctx: ctx, cancel: cancel, done: make(chan struct{}), prev: prev}
+	sv := &supervisor{f: f, cb: cb, ctx: ctx, cancel: cancel, done: make(chan struct{}), prev: prev, seen: baseline}
 	go sv.run(first)
 	return sv
 }
@@ -79,23 +78,14 @@ func startSupervisor(parent context.Context, f *File, cb func(any, error), prev 
 func (sv *supervisor) stop()         { sv.cancel() }
 func (sv *supervisor) stopped() bool { return sv.ctx.Err() != nil }
 
-// runsOnCaller reports whether the caller runs on this supervisor's
-// goroutine or on that of one it waits for, that is, inside a callback:
-// such a caller must not wait for the watch to end. Called with f.mu held.
-func (sv *supervisor) runsOnCaller() bool {
-	id := goid()
-	for x := sv; x != nil; x = x.prev {
-		if x.goid.Load() == id {
-			return true
-		}
-	}
-	return false
-}
-
 func (sv *supervisor) run(l launch) {
 	defer close(sv.done)
-	sv.goid.Store(goid())
-	sv.f.awaitPrevious(sv)
+	if sv.prev != nil {
+		// Callbacks never overlap, even when a callback stops its watch and
+		// starts another; its done also says that its own prev is done.
+		<-sv.prev.done
+		sv.prev = nil
+	}
 	sv.checkSubPath()
 
 	bo := backoff{min: sv.f.t.opts.backoffMin, max: sv.f.t.opts.backoffMax}
@@ -169,7 +159,7 @@ func (sv *supervisor) sessionStarted(s *session) {
 	case sv.failures > 0:
 		log.Info("keepwatch: watch re-armed", slog.Int("attempts", sv.failures), slog.Any("dirs", s.watchedDirs()))
 	default:
-		log.Info("keepwatch: watch started", slog.Any("dirs", s.watchedDirs()))
+		log.Debug("keepwatch: watch started", slog.Any("dirs", s.watchedDirs()))
 	}
 	sv.failures, sv.fellBack = 0, false
 	sv.watchProblem = problem{}
@@ -188,9 +178,11 @@ func (sv *supervisor) sessionFailed(mode Mode) {
 	sv.f.recordFailure(mode, !again)
 }
 
-// found is where the sessions hand their reads: content goes on to File,
-// which delivers what the application has not seen; a new problem with the
-// file is reported.
+// found is where the sessions hand their reads: content this watch has not
+// delivered goes on to File and the callback; a new problem with the file
+// is reported. After a problem, the file coming back is delivered even if
+// its content is what was delivered last: the callback's last word must
+// describe the file as it is.
 func (sv *supervisor) found(r reading) {
 	if r.err != nil {
 		sv.reportFile(r.err)
@@ -201,7 +193,16 @@ func (sv *supervisor) found(r reading) {
 	if back {
 		sv.f.t.opts.log().Info("keepwatch: file back", slog.String("path", sv.f.t.path))
 	}
-	sv.f.deliver(sv.ctx, sv.cb, r, back)
+	if !back && sv.seen.state == seenContent && sv.seen.sum == r.c.sum {
+		return
+	}
+	op := fsnotify.Write
+	if back || sv.seen.state != seenContent {
+		op = fsnotify.Create
+	}
+	if sv.f.deliver(sv.ctx, sv.cb, r, op) {
+		sv.seen = markOf(r)
+	}
 }
 
 // watchingDirs records the directories a session watches.
@@ -281,21 +282,4 @@ func (sv *supervisor) checkSubPath() {
 	f.t.opts.log().Warn("keepwatch: subPath mount, the file will not change in a running pod; mount the directory instead",
 		slog.String("path", f.t.path), slog.String("mount", m.Point), slog.String("source", m.Root))
 	f.report(sv.ctx, sv.cb, f.errorf("watch", ErrSubPathMount))
-}
-
-// goid returns the id of the calling goroutine, read from the header of its
-// stack trace ("goroutine 42 [running]:"), as golang.org/x/net/http2 does.
-// Go offers no other way to tell that Unwatch is called from inside the
-// callback, where waiting for the watch goroutine would wait for itself.
-// It costs about a microsecond and runs once per Watch and per Unwatch.
-func goid() uint64 {
-	var buf [64]byte
-	b := buf[:runtime.Stack(buf[:], false)]
-	b = bytes.TrimPrefix(b, []byte("goroutine "))
-	if i := bytes.IndexByte(b, ' '); i > 0 {
-		if id, err := strconv.ParseUint(string(b[:i]), 10, 64); err == nil {
-			return id
-		}
-	}
-	return 0
 }

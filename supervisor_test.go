@@ -1,6 +1,7 @@
 package file
 
 import (
+	"context"
 	"errors"
 	"path/filepath"
 	"syscall"
@@ -191,7 +192,7 @@ func TestCloseErrorsDoNotStopTheWatch(t *testing.T) {
 	})
 }
 
-func TestUnwatchDuringBackoffReturnsAtOnce(t *testing.T) {
+func TestShutdownDuringBackoffReturnsAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "config.yaml")
 		write(t, path, "v1\n")
@@ -200,17 +201,8 @@ func TestUnwatchDuringBackoffReturnsAtOnce(t *testing.T) {
 		require.NoError(t, f.Watch(func(any, error) {}))
 		synctest.Wait()
 		start := time.Now()
-		require.NoError(t, f.Unwatch())
+		require.NoError(t, f.Shutdown(context.Background()))
 		assert.Zero(t, time.Since(start))
 		assert.Equal(t, 1, fs.calls())
 	})
-}
-
-func TestGoroutineIDsAreDistinct(t *testing.T) {
-	me := goid()
-	require.NotZero(t, me)
-	assert.Equal(t, me, goid())
-	other := make(chan uint64)
-	go func() { other <- goid() }()
-	assert.NotEqual(t, me, <-other)
 }

@@ -41,7 +41,8 @@ func watchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *verbose {
 		logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	opts := []keepwatch.Option{keepwatch.WithLogger(logger), keepwatch.WithRecheckInterval(*recheck), keepwatch.WithQuietWindow(*quiet)}
+	opts := []keepwatch.Option{keepwatch.WithLogger(logger), keepwatch.WithErrorCallbacks(),
+		keepwatch.WithRecheckInterval(*recheck), keepwatch.WithQuietWindow(*quiet)}
 	if *poll > 0 {
 		opts = append(opts, keepwatch.WithPolling(*poll))
 	}
@@ -68,7 +69,10 @@ func watchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	st := f.Stats()
 	p.printf("watching", "mode=%s dirs=%s", st.Mode, strings.Join(st.WatchedDirs, ","))
 	<-ctx.Done()
-	if err := f.Unwatch(); err != nil {
+	// The watch ends with ctx; wait for a line the callback may be printing.
+	wait, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := f.Shutdown(wait); err != nil {
 		return err
 	}
 	p.printf("stopped", "updates=%d restarts=%d problems=%d", f.Stats().Updates, f.Stats().Restarts, f.Stats().Errors)
