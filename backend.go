@@ -3,6 +3,10 @@ package file
 // backend is the kernel side of the shared watcher: inotify on Linux
 // (backend_linux.go), fsnotify elsewhere (backend_fsnotify.go). The hub
 // multiplexes it among the notifiers of every session.
+//
+// A backend has one goroutine, which reads the kernel and hands what it
+// reads to the handler it was made with, directly: a hand-off to another
+// goroutine would cost tens of microseconds on every event.
 type backend interface {
 	// Add watches path, a directory or a file, not following a symlink,
 	// and returns the watch's id. The kernel keeps one watch per inode, so
@@ -11,14 +15,21 @@ type backend interface {
 	// Remove drops a watch. It cannot fail in a way that matters: an error
 	// only says the kernel already dropped it.
 	Remove(id int)
-	// Events delivers what the kernel reports, a batch at a time.
-	Events() <-chan []rawEvent
-	// Errors delivers the error that broke the backend; nothing follows.
-	Errors() <-chan error
 	// Caps says what the backend can see.
 	Caps() caps
-	// Close stops the backend and waits for its goroutine. It is idempotent.
+	// Close stops the backend's goroutine, waits for it and releases the
+	// kernel's resources. It is idempotent. It must not be called from the
+	// handler, which runs on that goroutine.
 	Close() error
+}
+
+// handler takes what a backend reads, on the backend's goroutine. Neither
+// method may block.
+type handler interface {
+	// events takes a batch of events, in the kernel's order.
+	events(batch []rawEvent)
+	// failed takes the error that broke the backend; nothing follows it.
+	failed(err error)
 }
 
 // rawEvent is what a backend reports: op happened to the entry name of the

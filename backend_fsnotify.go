@@ -16,9 +16,8 @@ import (
 // on Linux in tests, to check that the hub works with what it offers.
 type fsnotifyBackend struct {
 	w    *fsnotify.Watcher
-	evs  chan []rawEvent
-	errs chan error
-	done chan struct{} // closed by close
+	h    handler
+	done chan struct{} // closed by Close
 	wg   sync.WaitGroup
 	once sync.Once
 
@@ -27,13 +26,12 @@ type fsnotifyBackend struct {
 	next int
 }
 
-func newFsnotifyBackend() (backend, error) {
+func newFsnotifyBackend(h handler) (backend, error) {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, err
 	}
-	b := &fsnotifyBackend{w: w, evs: make(chan []rawEvent), errs: make(chan error, 1),
-		done: make(chan struct{}), ids: make(map[string]int)}
+	b := &fsnotifyBackend{w: w, h: h, done: make(chan struct{}), ids: make(map[string]int)}
 	b.wg.Go(b.read)
 	return b, nil
 }
@@ -69,9 +67,7 @@ func (b *fsnotifyBackend) Remove(id int) {
 	}
 }
 
-func (b *fsnotifyBackend) Events() <-chan []rawEvent { return b.evs }
-func (b *fsnotifyBackend) Errors() <-chan error      { return b.errs }
-func (b *fsnotifyBackend) Caps() caps                { return caps{} }
+func (b *fsnotifyBackend) Caps() caps { return caps{} }
 
 func (b *fsnotifyBackend) Close() error {
 	var err error
@@ -91,28 +87,34 @@ func (b *fsnotifyBackend) read() {
 		select {
 		case ev, ok := <-b.w.Events:
 			if !ok {
+				b.closed(errEventsClosed)
 				return
 			}
-			if batch := b.translate(ev); len(batch) > 0 && !b.send(batch) {
-				return
+			if batch := b.translate(ev); len(batch) > 0 {
+				b.h.events(batch)
 			}
 		case err, ok := <-b.w.Errors:
-			if !ok {
+			switch {
+			case !ok:
+				b.closed(errErrorsClosed)
+				return
+			case errors.Is(err, fsnotify.ErrEventOverflow):
+				// Events were lost, the watches are fine: look again.
+				b.h.events([]rawEvent{{id: everyWatch, op: opRescan}})
+			default:
+				b.h.failed(err)
 				return
 			}
-			if errors.Is(err, fsnotify.ErrEventOverflow) {
-				// Events were lost, the watches are fine: look again.
-				if !b.send([]rawEvent{{id: everyWatch, op: opRescan}}) {
-					return
-				}
-				continue
-			}
-			select {
-			case b.errs <- err:
-			default:
-			}
-			return
 		}
+	}
+}
+
+// closed reports a channel that fsnotify closed, unless Close closed it.
+func (b *fsnotifyBackend) closed(err error) {
+	select {
+	case <-b.done:
+	default:
+		b.h.failed(err)
 	}
 }
 
@@ -129,15 +131,6 @@ func (b *fsnotifyBackend) translate(ev fsnotify.Event) []rawEvent {
 		out = append(out, rawEvent{id: id, name: filepath.Base(name), op: o})
 	}
 	return out
-}
-
-func (b *fsnotifyBackend) send(batch []rawEvent) bool {
-	select {
-	case b.evs <- batch:
-		return true
-	case <-b.done:
-		return false
-	}
 }
 
 // opOf translates an fsnotify operation.

@@ -3,6 +3,7 @@
 package file
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"os"
@@ -12,7 +13,7 @@ import (
 )
 
 // newDefaultBackend is the kernel's own inotify on Linux.
-func newDefaultBackend() (backend, error) { return newInotifyBackend() }
+func newDefaultBackend(h handler) (backend, error) { return newInotifyBackend(h) }
 
 // inotifyMask is what every watch asks for, directory or file: entries
 // appearing and going, in-place writes and the close that ends them,
@@ -27,72 +28,53 @@ const inotifyMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.
 // directly rather than through fsnotify, which hides what keepwatch needs:
 // the close of a written file (IN_CLOSE_WRITE), the watch descriptor behind
 // each event (one per inode, however many paths lead to it), and the
-// kernel dropping a watch (IN_IGNORED, IN_UNMOUNT). It also polls the mount
-// table, so that a mount or unmount over a watched path, which no inotify
-// event reports, makes every watch look again.
+// kernel dropping a watch (IN_IGNORED). It also watches the mount table, so
+// that a mount or unmount over a watched path, which no inotify event
+// reports, makes every watch look again.
 //
-// One goroutine waits in epoll_wait for the inotify descriptor, the mount
-// table and an eventfd that close uses to stop it.
+// The inotify descriptor sits in the Go runtime's poller, where its
+// reader waits as a network connection's does, rather than in a blocking
+// system call, whose thread the scheduler is slow to wake. The mount table
+// has a goroutine of its own, blocked in poll(2): the table's notice of a
+// change is given once, and the runtime's poller may take it before the
+// goroutine waits, and drop it; mounts are rare, so a slow wake costs
+// nothing there.
 type inotifyBackend struct {
-	fd     int // the inotify instance
-	epfd   int // epoll over fd, mounts and wake
-	wake   int // eventfd: written by close to stop the reader
-	mounts int // /proc/self/mountinfo, -1 if it cannot be polled
-
-	evs    chan []rawEvent
-	errs   chan error
-	done   chan struct{} // closed by close: the reader must stop
-	exited chan struct{} // closed when the reader has exited
+	fd     int      // the inotify instance, for Add and Remove
+	in     *os.File // the same, for reading in the runtime's poller
+	mounts int      // /proc/self/mountinfo, -1 if it cannot be polled
+	wake   int      // eventfd that stops the mount table's goroutine
+	h      handler
+	wg     sync.WaitGroup
 	once   sync.Once
 }
 
-func newInotifyBackend() (backend, error) {
+func newInotifyBackend(h handler) (backend, error) {
 	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
 	if err != nil {
 		return nil, os.NewSyscallError("inotify_init1", err)
 	}
-	b := &inotifyBackend{fd: fd, epfd: -1, wake: -1, mounts: -1,
-		evs: make(chan []rawEvent), errs: make(chan error, 1),
-		done: make(chan struct{}), exited: make(chan struct{})}
-	if err := b.setUp(); err != nil {
-		b.closeFDs()
-		return nil, err
+	b := &inotifyBackend{fd: fd, in: os.NewFile(uintptr(fd), "inotify"), mounts: -1, wake: -1, h: h}
+	b.wg.Go(b.readEvents)
+	// The mount table reports a change to poll(2) as POLLPRI (proc(5)).
+	// Without it, mounts over watched paths are only seen by the re-check.
+	// It is read now, before any session resolves a path: a mount made
+	// after that differs from it.
+	m, err := unix.Open("/proc/self/mountinfo", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return b, nil
 	}
-	go b.read()
+	table, err := readAll(m)
+	if err == nil {
+		b.wake, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	}
+	if err != nil {
+		unix.Close(m)
+		return b, nil
+	}
+	b.mounts = m
+	b.wg.Go(func() { b.readMounts(table) })
 	return b, nil
-}
-
-// setUp makes the epoll set: the inotify descriptor, the eventfd that
-// stops the reader, and the mount table if it can be polled.
-func (b *inotifyBackend) setUp() error {
-	var err error
-	if b.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
-		return os.NewSyscallError("epoll_create1", err)
-	}
-	if b.wake, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
-		return os.NewSyscallError("eventfd", err)
-	}
-	if err := b.poll(b.fd, unix.EPOLLIN); err != nil {
-		return err
-	}
-	if err := b.poll(b.wake, unix.EPOLLIN); err != nil {
-		return err
-	}
-	// The mount table reports a change as EPOLLPRI (proc(5)). Without it,
-	// mounts over watched paths are only seen by the periodic re-check.
-	if m, err := unix.Open("/proc/self/mountinfo", unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
-		if b.poll(m, unix.EPOLLPRI) == nil {
-			b.mounts = m
-		} else {
-			unix.Close(m)
-		}
-	}
-	return nil
-}
-
-func (b *inotifyBackend) poll(fd int, events uint32) error {
-	ev := unix.EpollEvent{Events: events, Fd: int32(fd)}
-	return os.NewSyscallError("epoll_ctl", unix.EpollCtl(b.epfd, unix.EPOLL_CTL_ADD, fd, &ev))
 }
 
 func (b *inotifyBackend) Add(path string) (int, error) {
@@ -108,96 +90,102 @@ func (b *inotifyBackend) Remove(id int) {
 	_, _ = unix.InotifyRmWatch(b.fd, uint32(id))
 }
 
-func (b *inotifyBackend) Events() <-chan []rawEvent { return b.evs }
-func (b *inotifyBackend) Errors() <-chan error      { return b.errs }
-
 func (b *inotifyBackend) Caps() caps {
 	return caps{closes: true, ancestors: true, files: true}
 }
 
-// close stops the reader, waits for it to exit, and releases the kernel's
-// resources. It is idempotent.
+// Close stops the readers, waits for them to exit, and releases the
+// kernel's resources. It is idempotent.
 func (b *inotifyBackend) Close() error {
 	b.once.Do(func() {
-		close(b.done)
-		var one [8]byte
-		binary.NativeEndian.PutUint64(one[:], 1)
-		_, _ = unix.Write(b.wake, one[:])
-		<-b.exited
-		b.closeFDs()
+		b.in.Close() // closing a file in the runtime's poller wakes its reader
+		if b.wake >= 0 {
+			var one [8]byte
+			binary.NativeEndian.PutUint64(one[:], 1)
+			_, _ = unix.Write(b.wake, one[:])
+		}
+		b.wg.Wait()
+		for _, f := range []int{b.mounts, b.wake} {
+			if f >= 0 {
+				unix.Close(f)
+			}
+		}
 	})
 	return nil
 }
 
-func (b *inotifyBackend) closeFDs() {
-	for _, fd := range []int{b.epfd, b.wake, b.mounts, b.fd} {
-		if fd >= 0 {
-			unix.Close(fd)
+// readEvents reads the inotify instance and hands what it reads to the
+// handler, a batch per read, until Close stops it or the kernel fails it.
+func (b *inotifyBackend) readEvents() {
+	rc, err := b.in.SyscallConn()
+	if err != nil {
+		b.h.failed(err)
+		return
+	}
+	buf := make([]byte, 64<<10) // room for at least 4096 events
+	for {
+		var n int
+		var rerr error
+		err := rc.Read(func(fd uintptr) bool {
+			n, rerr = unix.Read(int(fd), buf)
+			return !errors.Is(rerr, unix.EAGAIN) // nothing to read: wait
+		})
+		switch {
+		case errors.Is(err, os.ErrClosed):
+			return
+		case err == nil && errors.Is(rerr, unix.EINTR):
+			continue
+		case err == nil && rerr != nil:
+			err = os.NewSyscallError("read inotify", rerr)
+		}
+		if err != nil {
+			b.h.failed(err)
+			return
+		}
+		if batch := parseInotify(buf[:n]); len(batch) > 0 {
+			b.h.events(batch)
 		}
 	}
 }
 
-// read waits for the kernel and hands what it says on, a batch per read,
-// until close stops it or the kernel fails it.
-func (b *inotifyBackend) read() {
-	defer close(b.exited)
-	buf := make([]byte, 64<<10) // room for at least 4096 events
-	ready := make([]unix.EpollEvent, 3)
+// readMounts waits for the mount table to change, and makes every watch
+// look again when it differs from last, until Close wakes it.
+func (b *inotifyBackend) readMounts(last []byte) {
+	fds := []unix.PollFd{{Fd: int32(b.mounts), Events: unix.POLLPRI}, {Fd: int32(b.wake), Events: unix.POLLIN}}
 	for {
-		n, err := unix.EpollWait(b.epfd, ready, -1)
+		_, err := unix.Poll(fds, -1)
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case err != nil, fds[1].Revents != 0:
+			return
+		}
+		table, err := readAll(b.mounts)
+		if err != nil || bytes.Equal(table, last) {
+			continue
+		}
+		last = table
+		b.h.events([]rawEvent{{id: everyWatch, op: opRescan}})
+	}
+}
+
+// readAll reads the file at descriptor f from its start.
+func readAll(f int) ([]byte, error) {
+	var out []byte
+	buf := make([]byte, 16<<10)
+	for off := int64(0); ; {
+		n, err := unix.Pread(f, buf, off)
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
 		if err != nil {
-			b.fail(os.NewSyscallError("epoll_wait", err))
-			return
+			return nil, err
 		}
-		for _, r := range ready[:n] {
-			var batch []rawEvent
-			switch {
-			case int(r.Fd) == b.wake:
-				return
-			case int(r.Fd) == b.fd:
-				batch, err = b.drain(buf)
-			default: // the mount table changed
-				batch = []rawEvent{{id: everyWatch, op: opRescan}}
-			}
-			if err != nil {
-				b.fail(err)
-				return
-			}
-			if len(batch) > 0 && !b.send(batch) {
-				return
-			}
+		if n == 0 {
+			return out, nil
 		}
-	}
-}
-
-// drain reads what the inotify descriptor holds now.
-func (b *inotifyBackend) drain(buf []byte) ([]rawEvent, error) {
-	n, err := unix.Read(b.fd, buf)
-	switch {
-	case errors.Is(err, unix.EAGAIN), errors.Is(err, unix.EINTR):
-		return nil, nil
-	case err != nil:
-		return nil, os.NewSyscallError("read inotify", err)
-	}
-	return parseInotify(buf[:n]), nil
-}
-
-func (b *inotifyBackend) send(batch []rawEvent) bool {
-	select {
-	case b.evs <- batch:
-		return true
-	case <-b.done:
-		return false
-	}
-}
-
-func (b *inotifyBackend) fail(err error) {
-	select {
-	case b.errs <- err:
-	default:
+		out = append(out, buf[:n]...)
+		off += int64(n)
 	}
 }
 

@@ -55,6 +55,12 @@ func inotifyEvent(wd int32, mask uint32, name string) []byte {
 	return b
 }
 
+// nopHandler drops what a backend reads.
+type nopHandler struct{}
+
+func (nopHandler) events([]rawEvent) {}
+func (nopHandler) failed(error)      {}
+
 func TestParseInotify(t *testing.T) {
 	var buf []byte
 	buf = append(buf, inotifyEvent(1, unix.IN_CLOSE_WRITE, "config.yaml")...)
@@ -79,7 +85,7 @@ func TestParseInotify(t *testing.T) {
 func TestOneDirectoryByTwoPathsIsOneWatch(t *testing.T) {
 	root := t.TempDir()
 	require.NoError(t, os.Mkdir(filepath.Join(root, "a"), 0o755))
-	b, err := newInotifyBackend()
+	b, err := newInotifyBackend(nopHandler{})
 	require.NoError(t, err)
 	defer b.Close()
 	id1, err := b.Add(filepath.Join(root, "a"))

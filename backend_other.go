@@ -3,4 +3,4 @@
 package file
 
 // newDefaultBackend is fsnotify where the kernel's inotify is not to be had.
-func newDefaultBackend() (backend, error) { return newFsnotifyBackend() }
+func newDefaultBackend(h handler) (backend, error) { return newFsnotifyBackend(h) }

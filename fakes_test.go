@@ -32,7 +32,7 @@ func (fs *fakes) new() (notifier, error) {
 		fs.made = append(fs.made, nil)
 		return nil, err
 	}
-	n := &fakeNotifier{fakeChannels: newFakeChannels[event](), fs: fs,
+	n := &fakeNotifier{fakeChannels: newFakeChannels(), fs: fs,
 		paths: make(map[string]bool), wants: make(map[string]bool)}
 	fs.made = append(fs.made, n)
 	return n, nil
@@ -83,7 +83,7 @@ func (fs *fakes) gaps() []time.Duration {
 // fakeNotifier is a scripted notifier: the test sends its events and
 // errors, closes its channels, and reads what it watches and wants.
 type fakeNotifier struct {
-	fakeChannels[event]
+	fakeChannels
 	fs    *fakes
 	paths map[string]bool // guarded by mu
 	wants map[string]bool // guarded by mu
@@ -158,17 +158,17 @@ func send(n *fakeNotifier, name string, o op) bool {
 }
 
 // fakeBackends is a backend factory for hub tests: it hands out backends
-// whose channels the test drives.
+// whose events and failures the test makes.
 type fakeBackends struct {
 	mu   sync.Mutex
 	caps caps // what the backends say they can see
 	made []*fakeBackend
 }
 
-func (fb *fakeBackends) newBackend() (backend, error) {
+func (fb *fakeBackends) newBackend(h handler) (backend, error) {
 	fb.mu.Lock()
 	defer fb.mu.Unlock()
-	b := &fakeBackend{fakeChannels: newFakeChannels[[]rawEvent](), caps: fb.caps, ids: make(map[string]int)}
+	b := &fakeBackend{h: h, caps: fb.caps, ids: make(map[string]int), watches: make(map[int]bool)}
 	fb.made = append(fb.made, b)
 	return b, nil
 }
@@ -186,16 +186,21 @@ func (fb *fakeBackends) last() *fakeBackend {
 }
 
 // fakeBackend is a scripted backend. A path's id is its own, unless the
-// test makes two paths one inode with sameInode.
+// test makes two paths one inode with sameInode. The test's goroutine
+// stands in for the backend's: send and fail call the handler themselves.
 type fakeBackend struct {
-	fakeChannels[[]rawEvent]
-	caps    caps
-	ids     map[string]int // guarded by mu: the id each path gets
-	watches map[int]bool   // guarded by mu: ids watched
-	next    int
+	h    handler
+	caps caps
+
+	mu       sync.Mutex
+	ids      map[string]int // the id each path gets
+	watches  map[int]bool   // ids watched
+	next     int
+	isClosed bool
 }
 
-// sameInode makes path b lead to the inode of path a, as a bind mount does.
+// sameInode makes path other lead to the inode of path a, as a bind mount
+// does.
 func (b *fakeBackend) sameInode(a, other string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -216,9 +221,6 @@ func (b *fakeBackend) Add(path string) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	id := b.idLocked(path)
-	if b.watches == nil {
-		b.watches = make(map[int]bool)
-	}
 	b.watches[id] = true
 	return id, nil
 }
@@ -232,8 +234,16 @@ func (b *fakeBackend) Remove(id int) {
 func (b *fakeBackend) Caps() caps { return b.caps }
 
 func (b *fakeBackend) Close() error {
-	b.markClosed()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.isClosed = true
 	return nil
+}
+
+func (b *fakeBackend) isClosedNow() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.isClosed
 }
 
 // watched lists the paths whose inode is watched, sorted.
@@ -250,9 +260,9 @@ func (b *fakeBackend) watched() []string {
 	return out
 }
 
-// send delivers an event on path, as the kernel reports it: on the watch
-// of its directory, named, and on its own watch if it has one.
-func (b *fakeBackend) send(path string, o op) bool {
+// send reports an event on path, as the kernel does: on the watch of its
+// directory, named, and on its own watch if it has one.
+func (b *fakeBackend) send(path string, o op) {
 	b.mu.Lock()
 	var batch []rawEvent
 	if id, ok := b.ids[path]; ok && b.watches[id] {
@@ -262,13 +272,18 @@ func (b *fakeBackend) send(path string, o op) bool {
 		batch = append(batch, rawEvent{id: id, name: filepath.Base(path), op: o})
 	}
 	b.mu.Unlock()
-	return len(batch) > 0 && b.deliver(batch)
+	if len(batch) > 0 {
+		b.h.events(batch)
+	}
 }
 
-// fakeChannels are the channels of a scripted notifier or backend, whose
-// events are of type E. They are unbuffered, like fsnotify's.
-type fakeChannels[E any] struct {
-	events chan E
+// fail breaks the backend.
+func (b *fakeBackend) fail(err error) { b.h.failed(err) }
+
+// fakeChannels are the channels of a scripted notifier. They are
+// unbuffered, as a notifier without a hub's buffers would be.
+type fakeChannels struct {
+	events chan event
 	errors chan error
 	closed chan struct{}
 
@@ -277,14 +292,14 @@ type fakeChannels[E any] struct {
 	eventsClosed bool
 }
 
-func newFakeChannels[E any]() fakeChannels[E] {
-	return fakeChannels[E]{events: make(chan E), errors: make(chan error), closed: make(chan struct{})}
+func newFakeChannels() fakeChannels {
+	return fakeChannels{events: make(chan event), errors: make(chan error), closed: make(chan struct{})}
 }
 
-func (c *fakeChannels[E]) Events() <-chan E     { return c.events }
-func (c *fakeChannels[E]) Errors() <-chan error { return c.errors }
+func (c *fakeChannels) Events() <-chan event { return c.events }
+func (c *fakeChannels) Errors() <-chan error { return c.errors }
 
-func (c *fakeChannels[E]) markClosed() {
+func (c *fakeChannels) markClosed() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.isClosed {
@@ -293,26 +308,20 @@ func (c *fakeChannels[E]) markClosed() {
 	}
 }
 
-func (c *fakeChannels[E]) isClosedNow() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.isClosed
-}
-
-// closeEvents and closeErrors close a channel, as a broken kernel
-// watcher would.
-func (c *fakeChannels[E]) closeEvents() {
+// closeEvents and closeErrors close a channel, as a broken notifier
+// would.
+func (c *fakeChannels) closeEvents() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.eventsClosed = true
 	close(c.events)
 }
 
-func (c *fakeChannels[E]) closeErrors() { close(c.errors) }
+func (c *fakeChannels) closeErrors() { close(c.errors) }
 
 // deliver sends an event, as the kernel would; it reports false if the
 // watcher or its event channel was closed first.
-func (c *fakeChannels[E]) deliver(ev E) bool {
+func (c *fakeChannels) deliver(ev event) bool {
 	c.mu.Lock()
 	gone := c.eventsClosed
 	c.mu.Unlock()
@@ -328,7 +337,7 @@ func (c *fakeChannels[E]) deliver(ev E) bool {
 }
 
 // fail delivers an error; it reports false if the watcher was closed first.
-func (c *fakeChannels[E]) fail(err error) bool {
+func (c *fakeChannels) fail(err error) bool {
 	select {
 	case c.errors <- err:
 		return true

@@ -3,7 +3,6 @@ package file
 import (
 	"errors"
 	"path/filepath"
-	"slices"
 	"sync"
 )
 
@@ -32,22 +31,20 @@ var processHub = newHub(newDefaultBackend)
 // by two paths (a bind mount, a rename) serves both, and the kernel's watch
 // goes only when no path of any subscription needs it.
 //
-// The hub's reader hands each event on only to the subscriptions that want
-// the path it names (see notifier.Want), and an event on a watched inode
-// itself to those watching it: ten thousand files in one directory do not
-// wake ten thousand sessions for each change to one of them. A fault of the
-// backend goes to every subscription, whose sessions then re-arm, each with
-// a full re-read; the first of them to come back makes the hub's next
-// backend, once.
+// Each event goes only to the subscriptions that want the path it names
+// (see notifier.Want), and an event on a watched inode itself to those
+// watching it: ten thousand files in one directory do not wake ten
+// thousand sessions for each change to one of them. A fault of the backend
+// goes to every subscription, whose sessions then re-arm, each with a full
+// re-read; the first of them to come back makes the hub's next backend,
+// once.
 type hub struct {
-	newBackend func() (backend, error)
+	newBackend func(handler) (backend, error)
 
 	mu      sync.Mutex
 	cur     *generation                       // nil until needed, and after a fault
-	failed  []*generation                     // failed generations whose reader may still run
 	watches map[int]*kwatch                   // backend id → its paths and their users
 	names   map[string]map[*subscription]bool // path → subscriptions wanting its events
-	subs    map[*subscription]bool            // subscriptions of cur
 }
 
 // kwatch is one watch of the backend: the paths it is known by, and the
@@ -56,14 +53,21 @@ type kwatch struct {
 	paths map[string]map[*subscription]bool
 }
 
-// generation is one backend of the hub and its reader goroutine.
+// generation is one backend of the hub, and the subscriptions it serves.
+// It is the backend's handler: the backend's goroutine dispatches its
+// events itself, with no hand-off to another. Its backend is closed when
+// its last subscription leaves, whether it is the current generation or a
+// failed one.
 type generation struct {
+	h    *hub
 	b    backend
-	stop chan struct{} // closed to end the reader
-	done chan struct{} // closed when the reader has exited
+	subs map[*subscription]bool // guarded by h.mu
 }
 
-func newHub(newBackend func() (backend, error)) *hub {
+func (g *generation) events(batch []rawEvent) { g.h.dispatch(g, batch) }
+func (g *generation) failed(err error)        { g.h.fail(g, err) }
+
+func newHub(newBackend func(handler) (backend, error)) *hub {
 	return &hub{newBackend: newBackend}
 }
 
@@ -73,15 +77,15 @@ func (h *hub) subscribe() (notifier, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.cur == nil {
-		b, err := h.newBackend()
+		g := &generation{h: h, subs: make(map[*subscription]bool)}
+		b, err := h.newBackend(g)
 		if err != nil {
 			return nil, err
 		}
-		h.cur = &generation{b: b, stop: make(chan struct{}), done: make(chan struct{})}
+		g.b = b
+		h.cur = g
 		h.watches = make(map[int]*kwatch)
 		h.names = make(map[string]map[*subscription]bool)
-		h.subs = make(map[*subscription]bool)
-		go h.read(h.cur)
 	}
 	s := &subscription{
 		h:      h,
@@ -91,32 +95,8 @@ func (h *hub) subscribe() (notifier, error) {
 		paths:  make(map[string]int),
 		want:   make(map[string]bool),
 	}
-	h.subs[s] = true
+	h.cur.subs[s] = true
 	return s, nil
-}
-
-// read dispatches one generation's events until its backend fails or is
-// closed.
-func (h *hub) read(g *generation) {
-	defer close(g.done)
-	for {
-		select {
-		case <-g.stop:
-			return
-		case batch, ok := <-g.b.Events():
-			if !ok {
-				h.fail(g, errEventsClosed)
-				return
-			}
-			h.dispatch(g, batch)
-		case err, ok := <-g.b.Errors():
-			if !ok {
-				err = errErrorsClosed
-			}
-			h.fail(g, err)
-			return
-		}
-	}
 }
 
 // dispatch hands each event on to the subscriptions that want it.
@@ -128,7 +108,7 @@ func (h *hub) dispatch(g *generation, batch []rawEvent) {
 	}
 	for _, ev := range batch {
 		if ev.id == everyWatch {
-			for s := range h.subs {
+			for s := range g.subs {
 				s.deliverLocked(event{op: opRescan})
 			}
 			continue
@@ -182,66 +162,45 @@ func (h *hub) droppedLocked(id int) {
 
 // fail ends a generation whose backend broke: every subscription gets the
 // error and is cut loose, and the next subscription makes a new backend.
-// A generation that was closed on purpose is not current any more, and
-// ends quietly.
+// It runs on the backend's goroutine, so it cannot close the backend; the
+// last of its subscriptions to leave does.
 func (h *hub) fail(g *generation, err error) {
 	h.mu.Lock()
-	if h.cur != g {
-		h.mu.Unlock()
-		return
-	}
-	for s := range h.subs {
+	defer h.mu.Unlock()
+	for s := range g.subs {
 		s.broken = true
 		select {
 		case s.errors <- err:
 		default: // it has an error to read already
 		}
 	}
-	h.cur, h.watches, h.names, h.subs = nil, nil, nil, nil
-	h.failed = append(slices.DeleteFunc(h.failed, exited), g)
-	h.mu.Unlock()
-	// The reader is this goroutine; a backend's Close waits only for its own.
-	_ = g.b.Close()
-}
-
-func exited(g *generation) bool {
-	select {
-	case <-g.done:
-		return true
-	default:
-		return false
+	if h.cur == g {
+		h.cur, h.watches, h.names = nil, nil, nil
 	}
 }
 
-// leave removes a subscription. When it was the last one, the backend is
-// closed, and leave waits for every reader goroutine to exit, so that no
-// goroutine outlives the last watch.
+// leave removes a subscription. When it was the last of its generation,
+// the generation's backend is closed: leave waits for its goroutine to
+// exit, so that no goroutine outlives the last watch.
 func (h *hub) leave(s *subscription) {
 	h.mu.Lock()
-	if s.broken || h.cur != s.g {
-		h.mu.Unlock()
-		return
+	g := s.g
+	if h.cur == g && !s.broken {
+		for path, id := range s.paths {
+			h.releaseLocked(s, path, id)
+		}
+		for path := range s.want {
+			h.unwantLocked(s, path)
+		}
 	}
-	for path, id := range s.paths {
-		h.releaseLocked(s, path, id)
+	delete(g.subs, s)
+	last := len(g.subs) == 0
+	if last && h.cur == g {
+		h.cur, h.watches, h.names = nil, nil, nil
 	}
-	for path := range s.want {
-		h.unwantLocked(s, path)
-	}
-	delete(h.subs, s)
-	if len(h.subs) > 0 {
-		h.mu.Unlock()
-		return
-	}
-	last, failed := h.cur, h.failed
-	h.cur, h.watches, h.names, h.subs, h.failed = nil, nil, nil, nil, nil
 	h.mu.Unlock()
-
-	close(last.stop)
-	_ = last.b.Close()
-	<-last.done
-	for _, g := range failed {
-		<-g.done
+	if last {
+		_ = g.b.Close()
 	}
 }
 
@@ -271,7 +230,7 @@ func (h *hub) releaseLocked(s *subscription, path string, id int) {
 	}
 	if len(w.paths) == 0 {
 		delete(h.watches, id)
-		h.cur.b.Remove(id)
+		s.g.b.Remove(id)
 	}
 }
 

@@ -85,8 +85,7 @@ func TestAHubFaultReArmsItOnceAndEveryProviderReReads(t *testing.T) {
 	}{
 		{"error", func(b *fakeBackend) { b.fail(os.ErrInvalid) }},
 		{"overflow reported as an error", func(b *fakeBackend) { b.fail(fsnotify.ErrEventOverflow) }},
-		{"events closed", func(b *fakeBackend) { b.closeEvents() }},
-		{"errors closed", func(b *fakeBackend) { b.closeErrors() }},
+		{"events closed", func(b *fakeBackend) { b.fail(errEventsClosed) }},
 	} {
 		t.Run(fault.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {

@@ -303,8 +303,17 @@ func TestConcurrentUseIsRaceFree(t *testing.T) {
 			_ = f.Watch(cb)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	// Half a second of it, and at least a few callbacks, however loaded
+	// the machine.
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	wg.Go(func() {
+		defer cancel()
+		time.Sleep(500 * time.Millisecond)
+		for start := time.Now(); calls.Load() < 3 && time.Since(start) < waitFor; {
+			time.Sleep(tick)
+		}
+	})
 	for i := range 8 {
 		wg.Go(func() {
 			for n := 0; ctx.Err() == nil; n++ {

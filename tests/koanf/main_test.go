@@ -13,7 +13,7 @@ import (
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m,
 		goleak.IgnoreAnyFunction("github.com/keepwatch/file.(*supervisor).run"),
-		goleak.IgnoreAnyFunction("github.com/keepwatch/file.(*hub).read"),
-		goleak.IgnoreAnyFunction("github.com/keepwatch/file.(*inotifyBackend).read"),
+		goleak.IgnoreAnyFunction("github.com/keepwatch/file.(*inotifyBackend).readEvents"),
+		goleak.IgnoreAnyFunction("github.com/keepwatch/file.(*inotifyBackend).readMounts"),
 	)
 }
