@@ -307,3 +307,11 @@ func witness(t testing.TB, path string) *recorder {
 	_, r := watched(t, path, WithQuietWindow(0))
 	return r
 }
+
+// contextFor is a context that ends after d.
+func contextFor(d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), d)
+}
+
+// slogOf is a logger that keeps its records in logs.
+func slogOf(logs *logRecords) *slog.Logger { return slog.New(logs) }

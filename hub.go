@@ -128,6 +128,11 @@ func (h *hub) dispatch(g *generation, batch []rawEvent) {
 					s.deliverLocked(event{name: full, op: ev.op})
 				}
 			}
+			for s := range h.names[path+string(filepath.Separator)] {
+				if users[s] && !s.want[full] { // wants every entry of path
+					s.deliverLocked(event{name: full, op: ev.op})
+				}
+			}
 		}
 		if ev.op&opDropped != 0 {
 			h.droppedLocked(ev.id)

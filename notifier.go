@@ -39,9 +39,10 @@ type notifier interface {
 	Add(path string) error
 	// Remove stops watching path.
 	Remove(path string)
-	// Want asks for the events that name path. The session wants each path
-	// before it looks it up, so that no change to it can fall between the
-	// look and the wish.
+	// Want asks for the events that name path; a path ending in a
+	// separator asks for those of every entry of the directory. The session
+	// wants each path before it looks it up, so that no change to it can
+	// fall between the look and the wish.
 	Want(path string)
 	// Forget drops the wanted paths that are not in keep.
 	Forget(keep map[string]bool)

@@ -9,11 +9,29 @@ import (
 	"os"
 )
 
-// content is one read of the file.
+// content is one read of a file, or of a set of files.
 type content struct {
+	data  []byte            // the file's content; nil for a set
+	files []member          // the set's files, in the order they merge; nil for a file
+	gen   string            // the kubelet payload it was read from, "" if none
+	sum   [sha256.Size]byte // of all of it
+	sig   signature         // the stat it was read at, for the cheap re-check
+	info  fs.FileInfo       // a file's fstat
+}
+
+// member is one file of a set, as read.
+type member struct {
+	name string // its name in the set's directory
 	data []byte
-	sum  [sha256.Size]byte
-	info fs.FileInfo // fstat of the file that was read, for the cheap re-check
+}
+
+// size is how many bytes were read.
+func (c *content) size() int {
+	n := len(c.data)
+	for _, m := range c.files {
+		n += len(m.data)
+	}
+	return n
 }
 
 // reason says why the file was read. It goes to the logger with each
@@ -36,17 +54,12 @@ type reading struct {
 	err error
 }
 
-// target is what a session watches and how: the path and the options.
+// target is what a watch watches and how: the subject, the name it goes
+// by, and the options.
 type target struct {
-	path string // as given, cleaned: names the file in events and errors
-	abs  string // absolute form of path, used to resolve and open it
+	path string // names the subject in events, logs and Stats
+	subj subject
 	opts *options
-}
-
-// read reads the file now.
-func (t *target) read(why reason) reading {
-	c, err := readFile(t.abs, t.path, t.opts.maxSize)
-	return reading{why: why, c: c, err: err}
 }
 
 // readFile reads the regular file at abs, reporting errors against name (the

@@ -11,8 +11,6 @@ import (
 	"slices"
 	"syscall"
 	"time"
-
-	"github.com/keepwatch/file/internal/chain"
 )
 
 // maxWatchRounds bounds how often watchChain re-resolves a chain that keeps
@@ -44,13 +42,13 @@ type sink interface {
 // A session without a notifier polls: it re-reads at the poll interval.
 type session struct {
 	t       target
-	n       notifier // nil for a poll session
-	caps    caps     // what n can see
-	sink    sink     // set by run
-	chain   chain.Chain
-	watched map[string]bool  // paths the notifier watches: directories, and the file itself
+	n       notifier         // nil for a poll session
+	caps    caps             // what n can see
+	sink    sink             // set by run
+	view    sight            // what the subject's current resolution depends on
+	watched map[string]bool  // paths the notifier watches: directories, and the files themselves
 	refused map[string]error // paths a watch was refused on, and why; tried again at each look
-	sig     fs.FileInfo      // fstat of the last read believed, nil if it failed
+	sig     signature        // the stat of the last read believed; zero if it failed
 
 	lookAgain  bool   // a relevant event asks to resolve and read again
 	readNow    bool   // the writer closed the file: read it, and believe what is read
@@ -74,7 +72,7 @@ func openSession(t target) (*session, error) {
 		s.close()
 		return nil, err
 	}
-	if name, none := t.opts.fsType(s.chain.Home()); none {
+	if name, none := t.opts.fsType(s.view.home); none {
 		s.remoteFS = name
 	}
 	return s, nil
@@ -128,7 +126,7 @@ func (s *session) watchedDirs() []string {
 	}
 	var dirs []string
 	for p := range s.watched {
-		if p != s.chain.Real {
+		if !slices.Contains(s.view.files, p) {
 			dirs = append(dirs, p)
 		}
 	}
@@ -234,7 +232,7 @@ func (s *session) onEvent(ev event) {
 		return
 	}
 	name := filepath.Clean(ev.name)
-	if !s.chain.Relevant(name) {
+	if !s.view.relevant(name) {
 		return
 	}
 	if s.watched[name] && ev.has(opRemove) {
@@ -243,6 +241,14 @@ func (s *session) onEvent(ev event) {
 		// even if it is back.
 		delete(s.watched, name)
 		s.dirsDirty = true
+	}
+	if !s.view.atomic && name != s.view.swap && s.settle.window > 0 {
+		// A set's files may be rewritten one by one: it is read once it
+		// has settled, unless a kubelet swap updated all of them at once.
+		if ev.has(opCreate|opRemove|opWrite) || s.sig == 0 || s.changedSinceRead() {
+			s.settle.writing(reasonEvent, false)
+		}
+		return
 	}
 	switch {
 	case ev.has(opCreate | opRemove):
@@ -259,7 +265,7 @@ func (s *session) onEvent(ev event) {
 		// did, or if it could not be read and perhaps now can. (Reading on
 		// every such event would let our own reads wake us, without end on
 		// a strictatime mount.)
-		if s.sig == nil || s.changedSinceRead() {
+		if s.sig == 0 || s.changedSinceRead() {
 			s.lookAgain = true
 		}
 	}
@@ -292,7 +298,7 @@ func (s *session) refresh(why reason, settled bool) error {
 			return err
 		}
 		if added > 0 {
-			if c := chain.Resolve(s.t.abs, s.n.Want); !c.Same(&s.chain) || s.changedSinceRead() {
+			if v := s.t.subj.resolve(s.n.Want); !v.same(&s.view) || s.changedSinceRead() {
 				s.lookAgain = true
 			}
 		}
@@ -301,28 +307,24 @@ func (s *session) refresh(why reason, settled bool) error {
 	return nil
 }
 
-// changedSinceRead reports whether the file's stat differs from the one
-// taken by the last read.
+// changedSinceRead reports whether the subject's stat differs from the
+// one taken by the last read.
 func (s *session) changedSinceRead() bool {
-	info, err := os.Stat(s.t.abs)
-	if err != nil || s.sig == nil {
-		return (err == nil) != (s.sig != nil)
-	}
-	return !sameStat(info, s.sig)
+	return s.t.subj.stat() != s.sig
 }
 
-// recheck is the periodic safety net. It costs one stat when nothing
+// recheck is the periodic safety net. It costs a stat when nothing
 // changed; otherwise it re-adds every watch (in case one was lost without an
 // event) and reads once writes have had a quiet window to finish.
 func (s *session) recheck() error {
-	info, statErr := os.Stat(s.t.abs)
-	if statErr == nil && s.sig != nil && sameStat(info, s.sig) {
+	st := s.t.subj.stat()
+	if st != 0 && st == s.sig {
 		return nil
 	}
 	if err := s.watchChain(true); err != nil {
 		return err
 	}
-	if s.settle.window > 0 && statErr == nil {
+	if s.settle.window > 0 && st != 0 {
 		// Without events, nothing says whether a writer is done: give it a
 		// window. A wait already running is not extended: the stat differs
 		// from the last read until the wait ends and reads, so extending
@@ -336,13 +338,13 @@ func (s *session) recheck() error {
 	return nil
 }
 
-// resolve resolves the path, wanting each name before it is looked up.
+// resolve resolves the subject, wanting each name before it is looked up.
 func (s *session) resolve() {
 	var want func(string)
 	if s.n != nil {
 		want = s.n.Want
 	}
-	s.chain = chain.Resolve(s.t.abs, want)
+	s.view = s.t.subj.resolve(want)
 }
 
 // watchChain resolves the path and makes the notifier watch exactly what
@@ -381,16 +383,20 @@ func (s *session) watchChain(all bool) error {
 // write through another of its names, a hard link or the source of a bind
 // mount, is reported only there).
 func (s *session) plan() []string {
-	paths := slices.Clone(s.chain.Dirs)
+	paths := slices.Clone(s.view.dirs)
 	if s.caps.ancestors {
-		for _, d := range s.chain.Searched {
+		for _, d := range s.view.searched {
 			if !slices.Contains(paths, d) {
 				paths = append(paths, d)
 			}
 		}
 	}
-	if s.caps.files && s.chain.Real != "" && !slices.Contains(paths, s.chain.Real) {
-		paths = append(paths, s.chain.Real)
+	if s.caps.files {
+		for _, f := range s.view.files {
+			if !slices.Contains(paths, f) {
+				paths = append(paths, f)
+			}
+		}
 	}
 	return paths
 }
@@ -426,14 +432,14 @@ func (s *session) watch(paths []string) (added int, err error) {
 			added++
 		case vanished(err):
 			return added, fmt.Errorf("add watch on %s: %w", p, err)
-		case refused(err), limited(err) && !slices.Contains(s.chain.Dirs, p):
+		case refused(err), limited(err) && !slices.Contains(s.view.dirs, p):
 			s.refused[p] = err
 		default:
 			return added, fmt.Errorf("add watch on %s: %w", p, err)
 		}
 	}
-	home := s.chain.Home()
-	if why := s.refused[home]; why != nil && !s.watched[s.chain.Real] {
+	home := s.view.home
+	if why := s.refused[home]; why != nil && !slices.ContainsFunc(s.view.files, func(f string) bool { return s.watched[f] }) {
 		return added, fmt.Errorf("add watch on %s: %w", home, why)
 	}
 	return added, nil
@@ -459,7 +465,7 @@ func limited(err error) bool {
 // longer needs, and tells the sink what is watched now. Not for a poll
 // session.
 func (s *session) unwatchStale() {
-	s.n.Forget(s.chain.Names)
+	s.n.Forget(s.view.want())
 	plan := s.plan()
 	for p := range s.watched {
 		if !slices.Contains(plan, p) {
@@ -491,7 +497,7 @@ func (s *session) read(why reason, settled bool) {
 	if s.settle.blocksReads() && !settled {
 		return // the window's end reads
 	}
-	s.offer(s.t.read(why), settled)
+	s.offer(s.t.subj.read(why), settled)
 }
 
 // offer hands a read to the sink. Unless settled, a missing or empty file
@@ -500,13 +506,12 @@ func (s *session) read(why reason, settled bool) {
 // written) than its end. It is handed on only if it lasts a quiet window,
 // and any event in between reads again at once.
 func (s *session) offer(r reading, settled bool) {
-	doubtful := errors.Is(r.err, fs.ErrNotExist) || (r.err == nil && len(r.c.data) == 0)
-	if doubtful && !settled && s.settle.window > 0 {
+	if s.t.subj.doubtful(r) && !settled && s.settle.window > 0 {
 		s.settle.doubt(r.why)
 		return
 	}
 	s.settle.clearDoubt()
-	s.sig = r.c.info
+	s.sig = r.c.sig
 	s.sink.found(r)
 }
 

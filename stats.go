@@ -80,14 +80,13 @@ type stats struct {
 	dirs             []string
 }
 
-// Stats returns a snapshot of the provider's state. It is safe to call from
-// any goroutine, including the watch callback, and costs a lock and a copy.
-func (f *File) Stats() Stats {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	st := f.stats
+// snapshot returns the Stats of a provider.
+func (c *core) snapshot() Stats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.stats
 	s := Stats{
-		Path:             f.t.path,
+		Path:             c.t.path,
 		Mode:             ModeStopped,
 		Updates:          st.updates,
 		Restarts:         st.restarts,
@@ -97,12 +96,12 @@ func (f *File) Stats() Stats {
 		LastError:        st.lastError,
 		LastErrorTime:    st.lastErrorTime,
 	}
-	if f.sv != nil && !f.sv.stopped() {
+	if c.sv != nil && !c.sv.stopped() {
 		s.Mode = st.mode
 		s.WatchedDirs = slices.Clone(st.dirs)
 	}
-	if f.seen.state == seenContent {
-		s.Hash = hex.EncodeToString(f.seen.sum[:])
+	if c.seen.state == seenContent {
+		s.Hash = hex.EncodeToString(c.seen.sum[:])
 	}
 	return s
 }

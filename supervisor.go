@@ -21,7 +21,7 @@ import (
 // to the File and its callback: content it has not delivered, and each
 // problem once.
 type supervisor struct {
-	f      *File
+	f      *core
 	cb     func(event any, err error)
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -52,12 +52,12 @@ func launchSession(t target, why reason) launch {
 		return launchPoll(t, false, why)
 	}
 	s, err := openSession(t)
-	return launch{s: s, err: err, read: t.read(why)}
+	return launch{s: s, err: err, read: t.subj.read(why)}
 }
 
 // launchPoll makes a poll session, which cannot fail, and reads the file.
 func launchPoll(t target, fallback bool, why reason) launch {
-	return launch{s: newPollSession(t, fallback), read: t.read(why)}
+	return launch{s: newPollSession(t, fallback), read: t.subj.read(why)}
 }
 
 func (l launch) close() {
@@ -68,7 +68,7 @@ func (l launch) close() {
 
 // startSupervisor starts a watch that delivers what differs from baseline,
 // once prev, if any, has finished its last callback.
-func startSupervisor(parent context.Context, f *File, cb func(any, error), prev *supervisor, first launch, baseline seenMark) *supervisor {
+func startSupervisor(parent context.Context, f *core, cb func(any, error), prev *supervisor, first launch, baseline seenMark) *supervisor {
 	ctx, cancel := context.WithCancel(parent)
 	sv := &supervisor{f: f, cb: cb, ctx: ctx, cancel: cancel, done: make(chan struct{}), prev: prev, seen: baseline}
 	go sv.run(first)
@@ -191,7 +191,7 @@ func (sv *supervisor) found(r reading) {
 	back := sv.fileProblem != problem{}
 	sv.fileProblem = problem{}
 	if back {
-		sv.f.t.opts.log().Info("keepwatch: file back", slog.String("path", sv.f.t.path))
+		sv.f.opts.log().Info("keepwatch: file back", slog.String("path", sv.f.t.path))
 	}
 	if !back && sv.seen.state == seenContent && sv.seen.sum == r.c.sum {
 		return
@@ -219,7 +219,7 @@ func (sv *supervisor) reportFile(err error) {
 		return
 	}
 	sv.fileProblem = p
-	sv.f.t.opts.log().Warn("keepwatch: file problem", slog.String("path", sv.f.t.path), slog.Any("error", err))
+	sv.f.opts.log().Warn("keepwatch: file problem", slog.String("path", sv.f.t.path), slog.Any("error", err))
 	sv.f.report(sv.ctx, sv.cb, err)
 }
 
@@ -275,7 +275,7 @@ func (sv *supervisor) checkSubPath() {
 	if err != nil {
 		return // not Linux, or no /proc: nothing to say
 	}
-	m, ok := subPathMount(mounts, f.t.abs)
+	m, ok := subPathMount(mounts, f.t.subj.paths())
 	if !ok {
 		return
 	}

@@ -1,0 +1,362 @@
+package file
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/keepwatch/file/internal/chain"
+	"github.com/knadh/koanf/maps"
+	"github.com/knadh/koanf/v2"
+)
+
+// FileSet is a koanf.Provider for several files of one directory read as
+// one config: named files (several keys of one ConfigMap or Secret), or
+// those a glob matches (a conf.d directory). Create it with [Set] or
+// [Glob]. Load it with a nil parser, k.Load(set, nil): koanf then calls
+// Read, which parses each file with the set's parser and merges them in
+// order, later files over earlier ones.
+//
+// It is watched as one: the callback fires once per change of the set,
+// never once per file, with everything a [File] promises: it never stops,
+// change is judged by content, nothing is read half-written, bad input is
+// refused, it shares the process's inotify instance, polls where it must,
+// and has Stats and logs.
+//
+// In a kubelet volume (the directory has a ..data link: a ConfigMap,
+// Secret or projected volume), every read of the set resolves ..data once
+// and reads every file through what it resolved to, so a read never mixes
+// two generations of the volume, and a kubelet update is read at once.
+// Elsewhere, a set that is being rewritten file by file is read once it
+// has gone a quiet window ([WithQuietWindow]) without a change, so that a
+// read does not mix the files before and after an update either.
+//
+// A FileSet is safe for use by multiple goroutines.
+type FileSet struct {
+	core
+	subj   *setSubject
+	parser koanf.Parser
+}
+
+var _ koanf.Provider = (*FileSet)(nil)
+
+// SetEvent is what a FileSet's callback gets for a change: the set's files
+// as read, and where from.
+type SetEvent struct {
+	Path       string      // the set's directory or glob, as given
+	Files      []string    // the files read, in the order they merge
+	Generation string      // the kubelet payload they were read from (the target of ..data); "" outside a kubelet volume
+	Op         fsnotify.Op // Write, or Create when the set is back after a problem
+}
+
+// Set returns a provider for the files names in dir, read and merged in
+// the order given. Every one of them must be there: a missing one is a
+// problem (fs.ErrNotExist), and the set is delivered again once it is back.
+// It does no I/O.
+func Set(dir string, names []string, parser koanf.Parser, opts ...Option) *FileSet {
+	return newSet(filepath.Clean(dir), &setSubject{abs: absPath(dir), names: slices.Clone(names)}, parser, opts)
+}
+
+// Glob returns a provider for the files of one directory whose names match
+// pattern's last element (filepath.Match syntax; the directory part is a
+// plain path), read and merged in lexical order; names beginning with a
+// dot are left out, as a shell leaves them. A file appearing or
+// disappearing is a change of the set; no file matching is an empty set.
+// It does no I/O; a malformed pattern is reported by every read.
+func Glob(pattern string, parser koanf.Parser, opts ...Option) *FileSet {
+	dir, base := filepath.Split(pattern)
+	if dir == "" {
+		dir = "."
+	}
+	return newSet(filepath.Clean(pattern), &setSubject{abs: absPath(dir), pattern: base}, parser, opts)
+}
+
+func newSet(path string, subj *setSubject, parser koanf.Parser, opts []Option) *FileSet {
+	s := &FileSet{subj: subj, parser: parser}
+	subj.path = path
+	s.init(path, subj, opts, func(c *content, op fsnotify.Op) any {
+		return SetEvent{Path: path, Files: c.names(), Generation: c.gen, Op: op}
+	})
+	subj.maxSize = s.opts.maxSize
+	return s
+}
+
+// Read reads the set's files, parses each with the set's parser and merges
+// them, later files over earlier ones. While a watch callback runs, it
+// returns what the callback was fired for, without reading the files
+// again. A file that fails to parse fails the read, naming the file.
+func (s *FileSet) Read() (map[string]any, error) {
+	r := s.read()
+	if r.err != nil {
+		return nil, r.err
+	}
+	if s.parser == nil {
+		return nil, &fs.PathError{Op: "read", Path: s.t.path, Err: errNoParser}
+	}
+	out := make(map[string]any)
+	for _, m := range r.c.files {
+		mp, err := s.parser.Unmarshal(m.data)
+		if err != nil {
+			return nil, &fs.PathError{Op: "parse", Path: filepath.Join(s.subj.dirName(), m.name), Err: err}
+		}
+		maps.Merge(mp, out)
+	}
+	return out, nil
+}
+
+// ReadBytes is not supported: a set has no single content. Load it with a
+// nil parser, so that koanf calls Read.
+func (s *FileSet) ReadBytes() ([]byte, error) {
+	return nil, errSetBytes
+}
+
+// Watch watches the set and calls cb when its content changes, until
+// [FileSet.Unwatch] is called. It is WatchWithContext with a context that
+// is never done.
+func (s *FileSet) Watch(cb func(event any, err error)) error {
+	return s.WatchWithContext(context.Background(), cb)
+}
+
+// WatchWithContext watches the set as [File.WatchWithContext] watches a
+// file, and calls cb(SetEvent, nil) once for each content of the whole set
+// it has not delivered: a file changed, added or removed. While cb runs,
+// Read returns what it was fired for.
+func (s *FileSet) WatchWithContext(ctx context.Context, cb func(event any, err error)) error {
+	return s.watch(ctx, cb)
+}
+
+// Unwatch stops the watch as [File.Unwatch] does: no callback starts after
+// it returns, and it does not wait for a running one.
+func (s *FileSet) Unwatch() error {
+	s.unwatch()
+	return nil
+}
+
+// Shutdown stops the watch and waits for it, as [File.Shutdown] does.
+func (s *FileSet) Shutdown(ctx context.Context) error {
+	return s.shutdown(ctx)
+}
+
+// Stats returns a snapshot of the set's watch, as [File.Stats] does.
+func (s *FileSet) Stats() Stats {
+	return s.snapshot()
+}
+
+var (
+	errSetBytes = errors.New("keepwatch: a file set has no single content")
+	errNoParser = errors.New("keepwatch: no parser")
+)
+
+// setSubject is a set of files in one directory.
+type setSubject struct {
+	path    string   // the directory or glob as given, cleaned: names the set
+	abs     string   // the directory, absolute, not cleaned
+	names   []string // the files, in merge order; nil for a glob
+	pattern string   // the glob the files' names match; "" for named files
+	maxSize int64    // for all the files together
+}
+
+// dirName is the set's directory as given, to name its files in errors.
+func (s *setSubject) dirName() string {
+	if s.pattern == "" {
+		return s.path
+	}
+	return filepath.Dir(s.path)
+}
+
+func (s *setSubject) matches(name string) bool {
+	ok, _ := filepath.Match(s.pattern, name)
+	return ok && !strings.HasPrefix(name, ".")
+}
+
+func (s *setSubject) paths() []string {
+	var out []string
+	for _, n := range s.names {
+		out = append(out, filepath.Join(s.abs, n))
+	}
+	return out
+}
+
+func (s *setSubject) doubtful(r reading) bool {
+	return errors.Is(r.err, fs.ErrNotExist) || (r.err == nil && len(r.c.files) == 0)
+}
+
+// place is where a set is read from now: its directory, and in a kubelet
+// volume, the generation's directory that ..data leads to.
+type place struct {
+	dir  string // the set's directory, symlink-free
+	gen  string // the target of ..data; "" outside a kubelet volume
+	base string // where the files are read: dir, or the generation's directory
+}
+
+// locate finds where the set is read from now.
+func (s *setSubject) locate(c *chain.Chain) (place, error) {
+	if c.Err != nil {
+		return place{}, renamePath(c.Err, s.dirName())
+	}
+	info, err := os.Stat(c.Real)
+	if err != nil {
+		return place{}, renamePath(err, s.dirName())
+	}
+	if !info.IsDir() {
+		return place{}, &fs.PathError{Op: "read", Path: s.dirName(), Err: syscall.ENOTDIR}
+	}
+	p := place{dir: c.Real, base: c.Real}
+	if gen := kubeletGeneration(c.Real); gen != "" && !filepath.IsAbs(gen) && !strings.Contains(gen, string(filepath.Separator)) {
+		p.gen, p.base = gen, filepath.Join(c.Real, gen)
+	}
+	return p, nil
+}
+
+// members lists the set's files at p: the named ones, or those the glob
+// matches, in lexical order.
+func (s *setSubject) members(p place) ([]string, error) {
+	if s.pattern == "" {
+		return s.names, nil
+	}
+	if _, err := filepath.Match(s.pattern, ""); err != nil {
+		return nil, &fs.PathError{Op: "glob", Path: s.path, Err: err}
+	}
+	entries, err := os.ReadDir(p.base)
+	if err != nil {
+		return nil, renamePath(err, s.dirName())
+	}
+	var names []string
+	for _, e := range entries {
+		if s.matches(e.Name()) {
+			names = append(names, e.Name())
+		}
+	}
+	return names, nil
+}
+
+func (s *setSubject) resolve(before func(string)) sight {
+	c := chain.Resolve(s.abs, before)
+	v := sight{names: c.Names, dirs: c.Dirs, searched: c.Searched, home: c.Home()}
+	p, err := s.locate(&c)
+	if err != nil {
+		return v
+	}
+	v.home = p.dir
+	v.dirs = appendNew(v.dirs, p.dir) // its entries come and go
+	note := func(path string) {
+		if before != nil {
+			before(path)
+		}
+		v.names[path] = true
+	}
+	note(filepath.Join(p.dir, dataLink))
+	if p.gen != "" {
+		// A kubelet volume: updates arrive as ..data swaps, read at once.
+		v.swap = filepath.Join(p.dir, dataLink)
+		note(p.base)
+		v.dirs = appendNew(v.dirs, p.base)
+	} else if s.pattern != "" {
+		note(p.dir + string(filepath.Separator)) // every entry: files come and go
+		v.entries, v.match = p.dir, s.matches
+	}
+	names, _ := s.members(p)
+	for _, n := range names {
+		note(filepath.Join(p.dir, n))
+		mc := chain.Resolve(filepath.Join(p.base, n), before)
+		for name := range mc.Names {
+			v.names[name] = true
+		}
+		for _, d := range mc.Dirs {
+			v.dirs = appendNew(v.dirs, d)
+		}
+		for _, d := range mc.Searched {
+			v.searched = appendNew(v.searched, d)
+		}
+		if mc.Real != "" {
+			v.files = appendNew(v.files, mc.Real)
+		}
+	}
+	return v
+}
+
+func appendNew(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
+
+func (s *setSubject) read(why reason) reading {
+	c := chain.Resolve(s.abs, nil)
+	p, err := s.locate(&c)
+	if err != nil {
+		return reading{why: why, err: err}
+	}
+	names, err := s.members(p)
+	if err != nil {
+		return reading{why: why, err: err}
+	}
+	out := content{gen: p.gen}
+	if info, err := os.Stat(p.dir); err == nil {
+		out.sig = signOf(0, "", info)
+	}
+	h := sha256.New()
+	left := s.maxSize
+	for _, n := range names {
+		f, err := readFile(filepath.Join(p.base, n), filepath.Join(s.dirName(), n), left)
+		if err != nil {
+			return reading{why: why, err: err}
+		}
+		left -= int64(len(f.data))
+		out.files = append(out.files, member{name: n, data: f.data})
+		out.sig = signOf(out.sig, n, f.info)
+		var size [8]byte
+		binary.LittleEndian.PutUint64(size[:], uint64(len(f.data)))
+		h.Write([]byte(n))
+		h.Write(size[:])
+		h.Write(f.data)
+	}
+	copy(out.sum[:], h.Sum(nil))
+	if out.sig == 0 {
+		out.sig = 1 // read fine: never zero
+	}
+	return reading{why: why, c: out}
+}
+
+func (s *setSubject) stat() signature {
+	c := chain.Resolve(s.abs, nil)
+	p, err := s.locate(&c)
+	if err != nil {
+		return 0
+	}
+	names, err := s.members(p)
+	if err != nil {
+		return 0
+	}
+	info, err := os.Stat(p.dir)
+	if err != nil {
+		return 0
+	}
+	sig := signOf(0, "", info)
+	for _, n := range names {
+		info, err := os.Stat(filepath.Join(p.base, n))
+		if err != nil {
+			return 0
+		}
+		sig = signOf(sig, n, info)
+	}
+	return sig
+}
+
+// names lists the files of a set's content.
+func (c *content) names() []string {
+	var out []string
+	for _, m := range c.files {
+		out = append(out, m.name)
+	}
+	return out
+}

@@ -1,0 +1,238 @@
+package file
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/knadh/koanf/parsers/yaml"
+	"github.com/knadh/koanf/v2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// setRecorder records a FileSet's callbacks, reading the set inside each
+// as a koanf user would.
+type setRecorder struct {
+	s     *FileSet
+	mu    sync.Mutex
+	loads []map[string]any
+	evs   []SetEvent
+	errs  []error
+}
+
+func (r *setRecorder) cb(event any, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err != nil {
+		r.errs = append(r.errs, err)
+		return
+	}
+	m, rerr := r.s.Read()
+	if rerr != nil {
+		r.errs = append(r.errs, fmt.Errorf("Read in callback: %w", rerr))
+		return
+	}
+	r.loads = append(r.loads, m)
+	r.evs = append(r.evs, event.(SetEvent))
+}
+
+func (r *setRecorder) last() (map[string]any, SetEvent, int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.loads) == 0 {
+		return nil, SetEvent{}, 0
+	}
+	return r.loads[len(r.loads)-1], r.evs[len(r.evs)-1], len(r.loads)
+}
+
+func (r *setRecorder) errors() []error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]error(nil), r.errs...)
+}
+
+// wait waits until the last load satisfies ok.
+func (r *setRecorder) wait(t *testing.T, ok func(m map[string]any) bool) map[string]any {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		m, _, n := r.last()
+		return n > 0 && ok(m)
+	}, waitFor, tick, "loads: %v, errors: %v", r.snapshot(), r.errors())
+	m, _, _ := r.last()
+	return m
+}
+
+func (r *setRecorder) snapshot() []map[string]any {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]map[string]any(nil), r.loads...)
+}
+
+func watchedSet(t *testing.T, s *FileSet) *setRecorder {
+	t.Helper()
+	_, _ = s.Read()
+	r := &setRecorder{s: s}
+	require.NoError(t, s.Watch(r.cb))
+	t.Cleanup(func() {
+		ctx, cancel := contextFor(waitFor)
+		defer cancel()
+		require.NoError(t, s.Shutdown(ctx))
+	})
+	return r
+}
+
+func TestASetMergesItsFilesInOrder(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "base.yaml"), "a: 1\nb: {x: 1, y: 1}\n")
+	write(t, filepath.Join(dir, "override.yaml"), "b: {y: 2}\nc: 3\n")
+	k := koanf.New(".")
+	require.NoError(t, k.Load(Set(dir, []string{"base.yaml", "override.yaml"}, yaml.Parser()), nil))
+	assert.Equal(t, map[string]any{"a": 1, "b": map[string]any{"x": 1, "y": 2}, "c": 3}, k.Raw())
+
+	_, err := Set(dir, []string{"base.yaml"}, yaml.Parser()).ReadBytes()
+	assert.Error(t, err, "a set has no single content")
+
+	write(t, filepath.Join(dir, "broken.yaml"), "a: [\n")
+	_, err = Set(dir, []string{"base.yaml", "broken.yaml"}, yaml.Parser()).Read()
+	assert.ErrorContains(t, err, "broken.yaml")
+}
+
+func TestAGlobSetTakesItsFilesInLexicalOrder(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "conf.d")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	write(t, filepath.Join(dir, "20-limits.yaml"), "limit: 2\n")
+	write(t, filepath.Join(dir, "10-base.yaml"), "limit: 1\nname: app\n")
+	write(t, filepath.Join(dir, "notes.txt"), "limit: 99\n")
+	write(t, filepath.Join(dir, ".hidden.yaml"), "limit: 98\n")
+	m, err := Glob(filepath.Join(dir, "*.yaml"), yaml.Parser()).Read()
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{"limit": 2, "name": "app"}, m)
+}
+
+// One callback per change of the set, never one per file; in a plain
+// directory, a set rewritten file by file is read once it has settled.
+func TestASetRewrittenFileByFileIsDeliveredOnce(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "policy.yaml"), "generation: 0\n")
+	write(t, filepath.Join(dir, "roles.yaml"), "roles_generation: 0\n")
+	s := Set(dir, []string{"policy.yaml", "roles.yaml"}, yaml.Parser(), WithQuietWindow(300*time.Millisecond))
+	r := watchedSet(t, s)
+
+	replace(t, filepath.Join(dir, "policy.yaml"), "generation: 1\n")
+	time.Sleep(20 * time.Millisecond) // the second file comes a little later
+	write(t, filepath.Join(dir, "roles.yaml"), "roles_generation: 1\n")
+	m := r.wait(t, func(m map[string]any) bool { return m["roles_generation"] == 1 })
+	assert.Equal(t, 1, m["generation"])
+	assert.Len(t, r.snapshot(), 1, "one delivery for the two files")
+	_, ev, _ := r.last()
+	assert.Equal(t, []string{"policy.yaml", "roles.yaml"}, ev.Files)
+	assert.Empty(t, ev.Generation, "not a kubelet volume")
+}
+
+// A file of a conf.d set appearing or going is a change: its keys come and
+// go with it.
+func TestAGlobSetFollowsFilesComingAndGoing(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "conf.d")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	write(t, filepath.Join(dir, "10-base.yaml"), "name: app\n")
+	s := Glob(filepath.Join(dir, "*.yaml"), yaml.Parser(), WithQuietWindow(20*time.Millisecond))
+	r := watchedSet(t, s)
+
+	replace(t, filepath.Join(dir, "50-feature.yaml"), "feature: on\n")
+	r.wait(t, func(m map[string]any) bool { return m["feature"] == "on" })
+	write(t, filepath.Join(dir, "notes.txt"), "ignored\n")
+	require.NoError(t, os.Remove(filepath.Join(dir, "50-feature.yaml")))
+	m := r.wait(t, func(m map[string]any) bool { return m["feature"] == nil })
+	assert.Equal(t, map[string]any{"name": "app"}, m, "its keys went with it")
+	assert.Empty(t, r.errors())
+}
+
+// In a kubelet volume, each read goes through one resolution of ..data: a
+// set whose files must agree (the same generation in each) never mixes two
+// generations, however fast the updates come, and the last one is
+// delivered, with its generation.
+func TestAKubeletSetNeverMixesGenerations(t *testing.T) {
+	payload := func(n int) map[string]string {
+		return map[string]string{
+			"policy.yaml": fmt.Sprintf("policy_generation: %d\n", n),
+			"roles.yaml":  fmt.Sprintf("roles_generation: %d\n", n),
+		}
+	}
+	v := newVolume(t, filepath.Join(t.TempDir(), "authz"), payload(0))
+	s := Set(v.v.Dir, []string{"policy.yaml", "roles.yaml"}, yaml.Parser())
+	r := watchedSet(t, s)
+	const updates = 200
+	for i := 1; i <= updates; i++ {
+		v.update(payload(i))
+	}
+	r.wait(t, func(m map[string]any) bool { return m["policy_generation"] == updates })
+	for i, m := range r.snapshot() {
+		require.Equal(t, m["policy_generation"], m["roles_generation"], "delivery %d mixes generations: %v", i, m)
+	}
+	_, ev, _ := r.last()
+	data, err := os.Readlink(filepath.Join(v.v.Dir, "..data"))
+	require.NoError(t, err)
+	assert.Equal(t, data, ev.Generation)
+	assert.Empty(t, r.errors())
+}
+
+// A named file missing is a problem, the last good set stays delivered,
+// and the set is delivered again once the file is back.
+func TestASetWithAFileMissingReportsItAndWaits(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "a.yaml"), "a: 1\n")
+	write(t, filepath.Join(dir, "b.yaml"), "b: 1\n")
+	s := Set(dir, []string{"a.yaml", "b.yaml"}, yaml.Parser(), WithErrorCallbacks(), WithLogger(testLogger(t)))
+	r := watchedSet(t, s)
+
+	require.NoError(t, os.Remove(filepath.Join(dir, "b.yaml")))
+	require.Eventually(t, func() bool { return len(r.errors()) == 1 }, waitFor, tick)
+	assert.ErrorIs(t, r.errors()[0], fs.ErrNotExist)
+	assert.ErrorContains(t, r.errors()[0], "b.yaml")
+	replace(t, filepath.Join(dir, "b.yaml"), "b: 2\n")
+	r.wait(t, func(m map[string]any) bool { return m["b"] == 2 })
+
+	// Bad input is refused: a directory where a file should be.
+	require.NoError(t, os.Remove(filepath.Join(dir, "b.yaml")))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "b.yaml"), 0o755))
+	require.Eventually(t, func() bool {
+		errs := r.errors()
+		return errors.Is(errs[len(errs)-1], ErrNotRegularFile)
+	}, waitFor, tick, "errors: %v", r.errors())
+}
+
+// Sets and files share the process's one inotify instance, and a set has
+// Stats like a file's.
+func TestSetsShareTheInotifyInstanceAndHaveStats(t *testing.T) {
+	before := countInotify(t)
+	var sets []*FileSet
+	for i := range 5 {
+		dir := t.TempDir()
+		write(t, filepath.Join(dir, "a.yaml"), fmt.Sprintf("a: %d\n", i))
+		s := Set(dir, []string{"a.yaml"}, yaml.Parser())
+		watchedSet(t, s)
+		sets = append(sets, s)
+	}
+	_, _ = watched(t, filepath.Join(t.TempDir(), "missing.yaml"))
+	assert.Equal(t, before+1, countInotify(t))
+	st := sets[0].Stats()
+	assert.Equal(t, ModeEvents, st.Mode)
+	assert.NotEmpty(t, st.WatchedDirs)
+}
+
+// Where events cannot be had, a set is polled like a file.
+func TestASetCanBePolled(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "a.yaml"), "a: 1\n")
+	s := Set(dir, []string{"a.yaml"}, yaml.Parser(), WithPolling(20*time.Millisecond), WithQuietWindow(10*time.Millisecond))
+	r := watchedSet(t, s)
+	assert.Equal(t, ModePolling, s.Stats().Mode)
+	replace(t, filepath.Join(dir, "a.yaml"), "a: 2\n")
+	r.wait(t, func(m map[string]any) bool { return m["a"] == 2 })
+}

@@ -1,0 +1,147 @@
+package file
+
+import (
+	"errors"
+	"hash/fnv"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/keepwatch/file/internal/chain"
+)
+
+// subject is what a watch session reads and watches: one file
+// (fileSubject) or a set of files read as one (setSubject).
+type subject interface {
+	// resolve looks up, now, everything the subject's content depends on,
+	// calling before with each path before it looks it up.
+	resolve(before func(path string)) sight
+	// read reads the subject.
+	read(why reason) reading
+	// stat sums up the stat of everything read, for the cheap re-check: a
+	// change of content that leaves it alike is not looked for.
+	stat() signature
+	// doubtful reports whether a read is more likely the middle of an
+	// update than its end: a missing or empty file, an empty set.
+	doubtful(r reading) bool
+	// paths lists the files the subject reads, as given: where a subPath
+	// mount would be.
+	paths() []string
+}
+
+// sight is what a resolution of a subject found it depends on: the paths
+// whose events matter, and what to watch.
+type sight struct {
+	names    map[string]bool // every path looked up: an event naming one matters
+	entries  string          // a directory any of whose entries matching match matters; "" if none
+	match    func(name string) bool
+	dirs     []string // the directories the resolution depends on: always watched
+	searched []string // every directory a name was looked up in, dirs among them
+	files    []string // the files read, whose own inode is watched where it can be
+	home     string   // where the subject lives: its filesystem's events matter
+	swap     string   // the ..data link of a kubelet volume the subject is read through; "" if none
+	atomic   bool     // whole updates arrive at once (one file, or a kubelet swap): no need to wait for a set to settle
+}
+
+// relevant reports whether an event on name can change what the subject
+// resolves to or what it holds.
+func (v *sight) relevant(name string) bool {
+	return v.names[name] || slices.Contains(v.dirs, name) || slices.Contains(v.files, name) ||
+		(v.entries != "" && filepath.Dir(name) == v.entries && v.match(filepath.Base(name)))
+}
+
+// same reports whether two resolutions lead the same way through the same
+// names.
+func (v *sight) same(o *sight) bool {
+	return maps.Equal(v.names, o.names) && v.entries == o.entries && slices.Equal(v.dirs, o.dirs) &&
+		slices.Equal(v.searched, o.searched) && slices.Equal(v.files, o.files)
+}
+
+// want lists what the notifier is asked for: every name, and the entries
+// of the entries directory, as the path with a trailing separator.
+func (v *sight) want() map[string]bool {
+	if v.entries == "" {
+		return v.names
+	}
+	w := maps.Clone(v.names)
+	w[v.entries+string(filepath.Separator)] = true
+	return w
+}
+
+// signature sums up stats: alike stats, alike signatures.
+type signature uint64
+
+// signOf adds one stat to a signature: the file's identity, size and
+// modification time, and the name it was read under.
+func signOf(sig signature, name string, info fs.FileInfo) signature {
+	h := fnv.New64a()
+	var b [8]byte
+	put := func(v uint64) {
+		for i := range b {
+			b[i] = byte(v >> (8 * i))
+		}
+		h.Write(b[:])
+	}
+	put(uint64(sig))
+	h.Write([]byte(name))
+	dev, ino := fileID(info)
+	put(dev)
+	put(ino)
+	put(uint64(info.Size()))
+	put(uint64(info.ModTime().UnixNano()))
+	return signature(h.Sum64() | 1) // never zero: zero means no stat
+}
+
+// fileSubject is one file.
+type fileSubject struct {
+	path    string // as given, cleaned: names the file in errors
+	abs     string // absolute, not cleaned: resolved as the kernel does
+	maxSize int64
+}
+
+func (f *fileSubject) resolve(before func(string)) sight {
+	c := chain.Resolve(f.abs, before)
+	v := sight{names: c.Names, dirs: c.Dirs, searched: c.Searched, home: c.Home(), atomic: true}
+	if c.Real != "" {
+		v.files = []string{c.Real}
+	}
+	return v
+}
+
+func (f *fileSubject) read(why reason) reading {
+	c, err := readFile(f.abs, f.path, f.maxSize)
+	if err == nil {
+		c.sig = signOf(0, "", c.info)
+		c.gen = kubeletGeneration(filepath.Dir(f.abs))
+	}
+	return reading{why: why, c: c, err: err}
+}
+
+func (f *fileSubject) stat() signature {
+	info, err := os.Stat(f.abs)
+	if err != nil {
+		return 0
+	}
+	return signOf(0, "", info)
+}
+
+func (f *fileSubject) paths() []string { return []string{f.abs} }
+
+func (f *fileSubject) doubtful(r reading) bool {
+	return errors.Is(r.err, fs.ErrNotExist) || (r.err == nil && len(r.c.data) == 0)
+}
+
+// kubeletGeneration names the payload a kubelet volume at dir holds now: the
+// target of its ..data link, "" if dir is no kubelet volume.
+func kubeletGeneration(dir string) string {
+	gen, err := os.Readlink(filepath.Join(dir, dataLink))
+	if err != nil {
+		return ""
+	}
+	return gen
+}
+
+// dataLink is the link by which kubelet swaps a volume's payload at once.
+const dataLink = "..data"
