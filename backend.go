@@ -4,9 +4,10 @@ package file
 // (backend_linux.go), fsnotify elsewhere (backend_fsnotify.go). The hub
 // multiplexes it among the notifiers of every session.
 //
-// A backend has one goroutine, which reads the kernel and hands what it
-// reads to the handler it was made with, directly: a hand-off to another
-// goroutine would cost tens of microseconds on every event.
+// A backend's goroutines read the kernel and hand what they read to the
+// handler it was made with, directly: a hand-off to another goroutine would
+// cost tens of microseconds on every event. The Linux backend has two (the
+// inotify instance, the mount table); the handler serializes them.
 type backend interface {
 	// Add watches path, a directory or a file, not following a symlink,
 	// and returns the watch's id. The kernel keeps one watch per inode, so
@@ -17,13 +18,13 @@ type backend interface {
 	Remove(id int)
 	// Caps says what the backend can see.
 	Caps() caps
-	// Close stops the backend's goroutine, waits for it and releases the
-	// kernel's resources. It is idempotent. It must not be called from the
-	// handler, which runs on that goroutine.
+	// Close stops the backend's goroutines, waits for them and releases
+	// the kernel's resources. It is idempotent. It must not be called from
+	// the handler, which runs on them.
 	Close() error
 }
 
-// handler takes what a backend reads, on the backend's goroutine. Neither
+// handler takes what a backend reads, on the backend's goroutines. Neither
 // method may block.
 type handler interface {
 	// events takes a batch of events, in the kernel's order.
@@ -34,13 +35,14 @@ type handler interface {
 
 // rawEvent is what a backend reports: op happened to the entry name of the
 // watched directory id, or, with no name, to the watched inode itself. An
-// event for everyWatch concerns every watch.
+// event for everyWatch is an opRescan: of every watch when its name is
+// empty (events were lost), of the watches of the paths through the mount
+// point it names otherwise (the mount table changed there).
 type rawEvent struct {
 	id   int
 	name string
 	op   op
 }
 
-// everyWatch is the id of an event about every watch: events were lost,
-// or the mount table changed.
+// everyWatch is the id of an event about more than one watch.
 const everyWatch = -1

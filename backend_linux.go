@@ -7,7 +7,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"os"
+	"slices"
+	"strings"
 	"sync"
+
+	"github.com/keepwatch/file/internal/mountinfo"
 
 	"golang.org/x/sys/unix"
 )
@@ -40,8 +44,7 @@ const inotifyMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.
 // goroutine waits, and drop it; mounts are rare, so a slow wake costs
 // nothing there.
 type inotifyBackend struct {
-	fd     int      // the inotify instance, for Add and Remove
-	in     *os.File // the same, for reading in the runtime's poller
+	in     *os.File // the inotify instance, in the runtime's poller
 	mounts int      // /proc/self/mountinfo, -1 if it cannot be polled
 	wake   int      // eventfd that stops the mount table's goroutine
 	h      handler
@@ -54,7 +57,7 @@ func newInotifyBackend(h handler) (backend, error) {
 	if err != nil {
 		return nil, os.NewSyscallError("inotify_init1", err)
 	}
-	b := &inotifyBackend{fd: fd, in: os.NewFile(uintptr(fd), "inotify"), mounts: -1, wake: -1, h: h}
+	b := &inotifyBackend{in: os.NewFile(uintptr(fd), "inotify"), mounts: -1, wake: -1, h: h}
 	b.wg.Go(b.readEvents)
 	// The mount table reports a change to poll(2) as POLLPRI (proc(5)).
 	// Without it, mounts over watched paths are only seen by the re-check.
@@ -77,17 +80,30 @@ func newInotifyBackend(h handler) (backend, error) {
 	return b, nil
 }
 
+// Add and Remove go through the os.File that owns the descriptor, so that
+// one made after Close fails rather than reaching whatever descriptor has
+// its number by then.
+
 func (b *inotifyBackend) Add(path string) (int, error) {
-	wd, err := unix.InotifyAddWatch(b.fd, path, inotifyMask)
+	rc, err := b.in.SyscallConn()
 	if err != nil {
 		return 0, err
 	}
-	return wd, nil
+	var wd int
+	var werr error
+	if err := rc.Control(func(fd uintptr) { wd, werr = unix.InotifyAddWatch(int(fd), path, inotifyMask) }); err != nil {
+		return 0, err
+	}
+	return wd, werr
 }
 
 func (b *inotifyBackend) Remove(id int) {
+	rc, err := b.in.SyscallConn()
+	if err != nil {
+		return
+	}
 	// An error only says the kernel already dropped the watch.
-	_, _ = unix.InotifyRmWatch(b.fd, uint32(id))
+	_ = rc.Control(func(fd uintptr) { _, _ = unix.InotifyRmWatch(int(fd), uint32(id)) })
 }
 
 func (b *inotifyBackend) Caps() caps {
@@ -148,8 +164,9 @@ func (b *inotifyBackend) readEvents() {
 	}
 }
 
-// readMounts waits for the mount table to change, and makes every watch
-// look again when it differs from last, until Close wakes it.
+// readMounts waits for the mount table to change, until Close wakes it.
+// Each change makes the watches under the mount points that changed look
+// again: those of every path that a mount or unmount moves.
 func (b *inotifyBackend) readMounts(last []byte) {
 	fds := []unix.PollFd{{Fd: int32(b.mounts), Events: unix.POLLPRI}, {Fd: int32(b.wake), Events: unix.POLLIN}}
 	for {
@@ -157,16 +174,49 @@ func (b *inotifyBackend) readMounts(last []byte) {
 		switch {
 		case errors.Is(err, unix.EINTR):
 			continue
-		case err != nil, fds[1].Revents != 0:
+		case err != nil, fds[1].Revents != 0, fds[0].Revents&unix.POLLNVAL != 0:
 			return
 		}
 		table, err := readAll(b.mounts)
 		if err != nil || bytes.Equal(table, last) {
 			continue
 		}
+		var batch []rawEvent
+		for _, point := range changedMounts(last, table) {
+			batch = append(batch, rawEvent{id: everyWatch, name: point, op: opRescan})
+		}
 		last = table
-		b.h.events([]rawEvent{{id: everyWatch, op: opRescan}})
+		if len(batch) > 0 {
+			b.h.events(batch)
+		}
 	}
+}
+
+// changedMounts lists the mount points of the mounts that one mount table
+// has and the other has not (mounted, unmounted, changed), each once.
+func changedMounts(old, cur []byte) []string {
+	lines := func(table []byte) map[string]string {
+		out := make(map[string]string)
+		for _, line := range strings.Split(string(table), "\n") {
+			if ms, _ := mountinfo.Parse(strings.NewReader(line)); len(ms) == 1 {
+				out[line] = ms[0].Point
+			}
+		}
+		return out
+	}
+	a, c := lines(old), lines(cur)
+	var points []string
+	for line, point := range a {
+		if _, ok := c[line]; !ok && !slices.Contains(points, point) {
+			points = append(points, point)
+		}
+	}
+	for line, point := range c {
+		if _, ok := a[line]; !ok && !slices.Contains(points, point) {
+			points = append(points, point)
+		}
+	}
+	return points
 }
 
 // readAll reads the file at descriptor f from its start.

@@ -19,9 +19,11 @@ import (
 func kernelWatches(t *testing.T, h *hub) int {
 	t.Helper()
 	h.mu.Lock()
-	var fd int = -1
+	fd := -1
 	if h.cur != nil {
-		fd = h.cur.b.(*inotifyBackend).fd
+		rc, err := h.cur.b.(*inotifyBackend).in.SyscallConn()
+		require.NoError(t, err)
+		require.NoError(t, rc.Control(func(f uintptr) { fd = int(f) }))
 	}
 	h.mu.Unlock()
 	if fd < 0 {
@@ -156,4 +158,67 @@ func TestHubForgetsAWatchTheKernelDropped(t *testing.T) {
 		assert.Empty(t, s.(*subscription).paths)
 		h.mu.Unlock()
 	})
+}
+
+func TestChangedMountsNamesTheMountPointsThatCameOrWent(t *testing.T) {
+	base := "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n30 22 0:5 / /proc rw - proc proc rw\n"
+	mounted := base + "40 22 0:40 / /etc/app rw - tmpfs tmpfs rw\n"
+	assert.Empty(t, changedMounts([]byte(base), []byte(base)))
+	assert.Equal(t, []string{"/etc/app"}, changedMounts([]byte(base), []byte(mounted)))
+	assert.Equal(t, []string{"/etc/app"}, changedMounts([]byte(mounted), []byte(base)))
+	remounted := strings.Replace(mounted, "tmpfs rw\n", "tmpfs ro\n", 1)
+	assert.Equal(t, []string{"/etc/app"}, changedMounts([]byte(mounted), []byte(remounted)))
+}
+
+// A mount table change makes only the subscriptions whose paths go
+// through the mount point look again; lost events make every one.
+func TestAMountChangeRescansOnlyWhatItMoves(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		raw := &fakeBackends{}
+		h := newHub(raw.newBackend)
+		under, _ := h.subscribe()
+		elsewhere, _ := h.subscribe()
+		defer under.Close()
+		defer elsewhere.Close()
+		require.NoError(t, under.Add("/etc/app"))
+		under.Want("/etc/app/config.yaml")
+		require.NoError(t, elsewhere.Add("/srv"))
+		elsewhere.Want("/srv/config.yaml")
+		queued := func(n notifier) int { return len(n.(*subscription).events) }
+
+		raw.last().h.events([]rawEvent{{id: everyWatch, name: "/etc/app", op: opRescan}})
+		assert.Equal(t, 1, queued(under))
+		assert.Equal(t, 0, queued(elsewhere), "its paths do not go through /etc/app")
+		raw.last().h.events([]rawEvent{{id: everyWatch, name: "/", op: opRescan}})
+		raw.last().h.events([]rawEvent{{id: everyWatch, op: opRescan}})
+		assert.Equal(t, 3, queued(under))
+		assert.Equal(t, 2, queued(elsewhere))
+	})
+}
+
+// A real overflow of the production backend's queue: the hub is held up
+// (as a process too busy to read would be) while more events than the
+// kernel queues are made; the sessions rescan, and the final content
+// arrives without an error.
+func TestARealOverflowOfTheInotifyQueueIsRescanned(t *testing.T) {
+	h := privateHub(t)
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	write(t, path, "v1\n")
+	_, r := watchedByEvents(t, path, withNotifier(h.subscribe))
+	h.mu.Lock()                          // the backend's goroutine stops at the next dispatch: the kernel's queue fills
+	flood(t, path, 2*maxQueuedEvents(t)) // what it read before it stopped, and more than the queue holds
+	replace(t, path, "final\n")
+	queued := func() int {
+		rc, err := h.cur.b.(*inotifyBackend).in.SyscallConn()
+		require.NoError(t, err)
+		n := 0
+		require.NoError(t, rc.Control(func(fd uintptr) { n, err = unix.IoctlGetInt(int(fd), unix.TIOCINQ) }))
+		require.NoError(t, err)
+		return n
+	}
+	require.GreaterOrEqual(t, queued(), maxQueuedEvents(t)*unix.SizeofInotifyEvent, "the kernel's queue is full")
+	h.mu.Unlock()
+	require.Eventually(t, func() bool { return queued() == 0 }, waitFor, tick, "the backend read all, the overflow notice last")
+	r.waitContent(t, "final\n")
+	assert.Empty(t, r.errs(), "an overflow is lost events, not a broken watch")
 }

@@ -16,7 +16,9 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/keepwatch/file/internal/kubevol"
+	"github.com/knadh/koanf/parsers/yaml"
 	stock "github.com/knadh/koanf/providers/file"
+	"github.com/knadh/koanf/v2"
 	"golang.org/x/sys/unix"
 )
 
@@ -522,3 +524,176 @@ func countInotifyFDs() int {
 	}
 	return n
 }
+
+// A reader's fetch of the live config and a Get from it, against koanf's
+// own Get on an instance shared by every reader, as koanf's README has it;
+// one reader at a time, and every core reading at once.
+func BenchmarkLiveGet(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte(policyYAML(50)), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	f := Provider(path, WithLogger(slog.New(slog.DiscardHandler)))
+	live := &Live{Load: func(k *koanf.Koanf) error { return k.Load(f, yaml.Parser()) }, Watch: []Watcher{f},
+		Logger: slog.New(slog.DiscardHandler)}
+	if err := live.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer live.Close()
+	shared := koanf.New(".")
+	if err := shared.Load(f, yaml.Parser()); err != nil {
+		b.Fatal(err)
+	}
+	const key = "roles.user25"
+	b.Run("keepwatch/fetch", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if live.Koanf() == nil {
+				b.Fatal("no config")
+			}
+		}
+	})
+	b.Run("keepwatch/fetch+get", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if live.Koanf().Get(key) == nil {
+				b.Fatal(key)
+			}
+		}
+	})
+	b.Run("koanf/get", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if shared.Get(key) == nil {
+				b.Fatal(key)
+			}
+		}
+	})
+	b.Run("keepwatch/fetch+get,parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				_ = live.Koanf().Get(key)
+			}
+		})
+	})
+	b.Run("koanf/get,parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				_ = shared.Get(key)
+			}
+		})
+	})
+}
+
+// policyYAML is an authorization policy with n users.
+func policyYAML(n int) string {
+	var sb strings.Builder
+	sb.WriteString("roles:\n")
+	for i := range n {
+		fmt.Fprintf(&sb, "  user%d: [read, write]\n", i)
+	}
+	return sb.String()
+}
+
+// A reload of a 1 MiB policy: a fresh instance loaded, parsed and
+// published.
+func BenchmarkLiveReload(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "policy.yaml")
+	data := policyYAML(1 << 20 / len("  user0000: [read, write]\n"))
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	f := Provider(path, WithLogger(slog.New(slog.DiscardHandler)))
+	live := &Live{Load: func(k *koanf.Koanf) error { return k.Load(f, yaml.Parser()) }, Logger: slog.New(slog.DiscardHandler)}
+	if err := live.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer live.Close()
+	b.Run(fmt.Sprintf("keepwatch/policy=%dKiB", len(data)>>10), func(b *testing.B) {
+		for b.Loop() {
+			if err := live.Reload(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// A conf.d set of 100 files: one read of the whole set (read, parse and
+// merge), and, in a kubelet volume of 100 keys, an update of one key to the
+// callback's reload of the set.
+func BenchmarkSet(b *testing.B) {
+	dir := b.TempDir()
+	for i := range 100 {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%03d.yaml", i)), []byte(fmt.Sprintf("key%d: {value: %d}\n", i, i)), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	set := Glob(filepath.Join(dir, "*.yaml"), yaml.Parser(), WithLogger(slog.New(slog.DiscardHandler)))
+	b.Run("keepwatch/read,files=100", func(b *testing.B) {
+		for b.Loop() {
+			k := koanf.New(".")
+			if err := k.Load(set, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("keepwatch/kubelet-update,files=100", func(b *testing.B) {
+		payload := func(gen int) map[string]string {
+			p := make(map[string]string)
+			for i := range 100 {
+				p[fmt.Sprintf("key%03d.yaml", i)] = fmt.Sprintf("key%d: {value: %d}\n", i, i)
+			}
+			p["key000.yaml"] = gen0(gen)
+			return p
+		}
+		vol, err := kubevol.New(filepath.Join(b.TempDir(), "config"), payload(-1))
+		if err != nil {
+			b.Fatal(err)
+		}
+		names := make([]string, 100)
+		for i := range names {
+			names[i] = fmt.Sprintf("key%03d.yaml", i)
+		}
+		s := Set(vol.Dir, names, yaml.Parser(), WithLogger(slog.New(slog.DiscardHandler)))
+		got := make(chan string, 64)
+		if _, err := s.Read(); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Watch(func(any, error) {
+			m, err := s.Read()
+			if err == nil {
+				got <- fmt.Sprint(m["gen"])
+			}
+		}); err != nil {
+			b.Fatal(err)
+		}
+		defer s.Unwatch()
+		var swapped time.Time
+		vol.BeforeSwap = func() { swapped = time.Now() }
+		var l latencies
+		for i := 0; b.Loop(); i++ {
+			if _, err := vol.Update(payload(i)); err != nil {
+				b.Fatal(err)
+			}
+			timeout := time.After(time.Second)
+		wait:
+			for {
+				select {
+				case g := <-got:
+					if g == fmt.Sprint(i) {
+						l.d = append(l.d, time.Since(swapped))
+						break wait
+					}
+				case <-timeout:
+					l.missed++
+					break wait
+				}
+			}
+		}
+		l.report(b)
+	})
+}
+
+func gen0(i int) string { return fmt.Sprintf("gen: %d\nkey0: {value: 0}\n", i) }

@@ -28,6 +28,8 @@ type core struct {
 	seen       seenMark    // what the application last got, from a read or a callback
 	delivering *content    // what the running callback was fired for, nil otherwise
 	stats      stats
+	handing    int        // callbacks decided on and not yet called
+	handed     *sync.Cond // on mu: handing dropped to zero
 
 	subPathChecked atomic.Bool // the subPath warning is given once per provider
 }
@@ -55,6 +57,7 @@ func markOf(r reading) seenMark {
 }
 
 func (c *core) init(path string, subj subject, opts []Option, eventOf func(*content, fsnotify.Op) any) {
+	c.handed = sync.NewCond(&c.mu)
 	c.opts = newOptions(opts)
 	c.t = target{path: path, subj: subj, opts: &c.opts}
 	c.eventOf = eventOf
@@ -109,12 +112,17 @@ func (c *core) isWatching() bool {
 	return c.sv != nil && !c.sv.stopped()
 }
 
-// unwatch stops the watch; see File.Unwatch.
+// unwatch stops the watch; see File.Unwatch. A callback decided on before
+// it took the lock is about to be called: it waits for that, which runs no
+// code of the application's, so that no callback begins after it returns.
 func (c *core) unwatch() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.sv != nil {
 		c.sv.stop()
+	}
+	for c.handing > 0 {
+		c.handed.Wait()
 	}
 }
 
@@ -179,16 +187,19 @@ func (c *core) deliver(ctx context.Context, cb func(any, error), r reading, op f
 		return false
 	}
 	defer c.endDelivery()
+	ev := c.eventOf(&r.c, op)
+	c.handOver()
+	cb(ev, nil)
 	c.opts.log().Debug("keepwatch: update delivered", slog.String("path", c.t.path), slog.String("reason", string(r.why)),
 		slog.Int("size", r.c.size()), slog.String("sha256", hex.EncodeToString(r.c.sum[:6])))
-	cb(c.eventOf(&r.c, op), nil)
 	return true
 }
 
 // startDelivery marks content as what the application has seen and as
 // what reads return, and counts the update, unless ctx is done. It checks
-// ctx under c.mu, which Unwatch holds to stop the watch: so no callback
-// starts after Unwatch returns.
+// ctx under c.mu, which Unwatch holds to stop the watch, and Unwatch waits
+// until the callback is handed over: so no callback begins after Unwatch
+// returns.
 func (c *core) startDelivery(ctx context.Context, d *content, why reason) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -199,7 +210,18 @@ func (c *core) startDelivery(ctx context.Context, d *content, why reason) bool {
 	c.delivering = d
 	c.stats.updates++
 	c.stats.lastUpdate, c.stats.lastUpdateReason = time.Now(), why
+	c.handing++
 	return true
+}
+
+// handOver says that a callback decided on is being called now.
+func (c *core) handOver() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.handing--
+	if c.handing == 0 {
+		c.handed.Broadcast()
+	}
 }
 
 // endDelivery ends what startDelivery began, once the callback returned.
@@ -212,14 +234,16 @@ func (c *core) endDelivery() {
 // report counts a problem and, with WithErrorCallbacks, calls cb with it,
 // unless the watch has stopped.
 func (c *core) report(ctx context.Context, cb func(any, error), err error) {
-	if !c.recordError(ctx, err) || !c.opts.errorCallbacks {
+	if !c.recordError(ctx, err) {
 		return
 	}
+	c.handOver()
 	cb(nil, err)
 }
 
 // recordError counts a problem, unless ctx is done, checked under c.mu as
-// startDelivery does; it reports whether it did.
+// startDelivery does; it reports whether the callback is to be told, and
+// is then being handed over, as by startDelivery.
 func (c *core) recordError(ctx context.Context, err error) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -228,6 +252,10 @@ func (c *core) recordError(ctx context.Context, err error) bool {
 	}
 	c.stats.errors++
 	c.stats.lastError, c.stats.lastErrorTime = err, time.Now()
+	if !c.opts.errorCallbacks {
+		return false
+	}
+	c.handing++
 	return true
 }
 

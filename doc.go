@@ -2,18 +2,36 @@
 // (github.com/knadh/koanf/providers/file) that keeps watching a config file
 // through everything Kubernetes and people do to it.
 //
-// Swap the import and nothing else:
+// Swap the import and nothing else: code written for the stock provider
+// works unchanged, except that the watch no longer dies.
 //
-//	import "github.com/keepwatch/file"
+//	import "github.com/keepwatch/file" // was "github.com/knadh/koanf/providers/file"
 //
-//	f := file.Provider("/etc/app/config.yaml")
-//	k.Load(f, yaml.Parser())
-//	f.Watch(func(event any, err error) {
-//		if err != nil {
-//			return // only with WithErrorCallbacks: the watch goes on
-//		}
-//		k.Load(f, yaml.Parser())
-//	})
+// # The right reload
+//
+// koanf's Load merges into the instance it is given, so the reload koanf's
+// README shows, k.Load(f, parser) again in the callback, keeps a key
+// removed from the file: a revoked role stays granted until the process
+// restarts, and a request that reads the config during the reload sees
+// part of the old one and part of the new. [Live] builds a fresh instance
+// on each change, validates it, and swaps it in whole:
+//
+//	policy := file.Provider("/etc/authz/policy.yaml")
+//	cfg := &file.Live{
+//		Load:     func(k *koanf.Koanf) error { return k.Load(policy, yaml.Parser()) },
+//		Watch:    []file.Watcher{policy},
+//		Validate: checkPolicy, // a bad push keeps the last good config
+//	}
+//	if err := cfg.Start(); err != nil {
+//		log.Fatal(err)
+//	}
+//	defer cfg.Close()
+//	...
+//	k := cfg.Koanf() // in each request: the config in force, whole
+//
+// Several files read as one config, the keys of one ConfigMap or a conf.d
+// directory, are a [FileSet] ([Set], [Glob]): one callback per change of
+// the set, and in a kubelet volume never two generations in one read.
 //
 // # What fires the callback
 //
@@ -32,8 +50,8 @@
 // half-written file, nor the empty one a shell redirect leaves before the
 // producer writes. Where the kernel does not report the close (off Linux,
 // when polling), the file is read once it has gone a quiet window
-// ([WithQuietWindow]) without a write. Every directory the path goes
-// through is watched, and the file itself: a plain ancestor renamed or
+// ([WithQuietWindow]) without a write. On Linux, every directory the path
+// goes through is watched, and the file itself: a plain ancestor renamed or
 // exchanged, a write through a hard link or to the source of a bind mount,
 // a mount over the path, all arrive in milliseconds.
 //
@@ -61,10 +79,11 @@
 //
 // # Unwatch and Shutdown
 //
-// No callback starts after [File.Unwatch] returns. Like the stock
-// provider's, it does not wait for a callback that is running, so it cannot
-// deadlock with one that waits for its caller. [File.Shutdown] also waits,
-// as long as its context allows, for the running callback to return.
+// Once [File.Unwatch] returns, no callback is begun. Like the stock
+// provider's, it does not wait for a callback that is running (one begun
+// before it may still be), so it cannot deadlock with one that waits for its
+// caller. [File.Shutdown] also waits, as long as its context allows, for
+// the running callback to return.
 //
 // # Cost
 //

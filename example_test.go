@@ -1,11 +1,12 @@
 package file_test
 
 import (
+	"errors"
 	"fmt"
 	"log"
 	"os"
 	"path/filepath"
-	"sync"
+	"sync/atomic"
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/keepwatch/file"
@@ -13,54 +14,153 @@ import (
 	"github.com/knadh/koanf/v2"
 )
 
-// The koanf reload pattern, unchanged from koanf's own README: load once,
-// then reload inside the watch callback.
+// A config that reloads itself: each change builds a fresh koanf instance
+// and swaps it in whole, so a role revoked in the file is revoked in the
+// service, and a request never sees a config in the middle of its load.
 func Example() {
-	dir, _ := os.MkdirTemp("", "example")
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "config.yaml")
-	_ = os.WriteFile(path, []byte("greeting: hello\n"), 0o644)
+	path, cleanup := exampleFile("roles: {alice: [read, write], bob: [read]}\n")
+	defer cleanup()
 
-	var (
-		mu sync.Mutex
-		k  = koanf.New(".")
-	)
+	policy := file.Provider(path)
+	cfg := &file.Live{
+		Load:  func(k *koanf.Koanf) error { return k.Load(policy, yaml.Parser()) },
+		Watch: []file.Watcher{policy},
+	}
+	if err := cfg.Start(); err != nil {
+		log.Fatal(err) // no good config to run on
+	}
+	defer cfg.Close()
+	fmt.Println(cfg.Koanf().Exists("roles.bob"))
+
+	reloaded := make(chan struct{}, 1)
+	cancel := cfg.Subscribe(func(old, new *koanf.Koanf) { reloaded <- struct{}{} })
+	defer cancel()
+	save(path, "roles: {alice: [read]}\n") // bob's role revoked
+	<-reloaded
+
+	k := cfg.Koanf() // what a request handler does: the config in force, whole
+	fmt.Println(k.Exists("roles.bob"), k.Strings("roles.alice"))
+	// Output:
+	// true
+	// false [read]
+}
+
+// Without Live: the provider on its own, reloading into a fresh koanf
+// instance in the callback and swapping it in. koanf's own README loads
+// into the instance it already has, which merges: a key removed from the
+// file would stay.
+func ExampleProvider() {
+	path, cleanup := exampleFile("greeting: hello\nshout: true\n")
+	defer cleanup()
+
 	f := file.Provider(path)
+	var cfg atomic.Pointer[koanf.Koanf]
+	k := koanf.New(".")
 	if err := k.Load(f, yaml.Parser()); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(k.String("greeting"))
+	cfg.Store(k)
 
-	reloaded := make(chan fsnotify.Op)
-	err := f.Watch(func(event any, err error) {
-		if err != nil {
-			log.Printf("config watch: %v", err) // reported; the watch goes on
-			return
-		}
+	reloaded := make(chan fsnotify.Op, 1)
+	if err := f.Watch(func(event any, err error) {
 		nk := koanf.New(".")
 		if err := nk.Load(f, yaml.Parser()); err != nil {
-			log.Printf("config reload: %v", err) // keep the old config
+			log.Printf("config reload: %v", err) // keep the config in force
 			return
 		}
-		mu.Lock()
-		k = nk
-		mu.Unlock()
+		cfg.Store(nk)
 		reloaded <- event.(fsnotify.Event).Op
-	})
-	if err != nil {
+	}); err != nil {
 		log.Fatal(err)
 	}
 	defer f.Unwatch()
 
-	// Save the file the way editors and kubelet do: write aside, rename over.
-	_ = os.WriteFile(path+".tmp", []byte("greeting: hello again\n"), 0o644)
-	_ = os.Rename(path+".tmp", path)
-
+	save(path, "greeting: hello again\n") // shout removed
 	op := <-reloaded
-	mu.Lock()
-	fmt.Println(op, k.String("greeting"))
-	mu.Unlock()
+	fmt.Println(op, cfg.Load().String("greeting"), cfg.Load().Exists("shout"))
+	// Output: WRITE hello again false
+}
+
+// The keys of one ConfigMap read as one: in a kubelet volume every read of
+// the set goes through one resolution of ..data, so a policy and the roles
+// it names always come from the same update.
+func ExampleSet() {
+	dir, _ := os.MkdirTemp("", "example")
+	defer os.RemoveAll(dir)
+	_ = os.WriteFile(filepath.Join(dir, "policy.yaml"), []byte("policy: {admins: ops}\n"), 0o644)
+	_ = os.WriteFile(filepath.Join(dir, "roles.yaml"), []byte("roles: {ops: [alice]}\n"), 0o644)
+
+	authz := file.Set(dir, []string{"policy.yaml", "roles.yaml"}, yaml.Parser())
+	cfg := &file.Live{
+		Load:  func(k *koanf.Koanf) error { return k.Load(authz, nil) }, // nil: the set parses its files
+		Watch: []file.Watcher{authz},
+	}
+	if err := cfg.Start(); err != nil {
+		log.Fatal(err)
+	}
+	defer cfg.Close()
+	k := cfg.Koanf()
+	fmt.Println(k.String("policy.admins"), k.Strings("roles.ops"))
+	// Output: ops [alice]
+}
+
+// A conf.d directory watched as one config: its files merge in lexical
+// order, and a file removed takes its keys with it.
+func ExampleGlob() {
+	dir, _ := os.MkdirTemp("", "example")
+	defer os.RemoveAll(dir)
+	_ = os.WriteFile(filepath.Join(dir, "10-base.yaml"), []byte("log: info\nlimit: 10\n"), 0o644)
+	_ = os.WriteFile(filepath.Join(dir, "50-debug.yaml"), []byte("log: debug\n"), 0o644)
+
+	confd := file.Glob(filepath.Join(dir, "*.yaml"), yaml.Parser())
+	cfg := &file.Live{
+		Load:  func(k *koanf.Koanf) error { return k.Load(confd, nil) },
+		Watch: []file.Watcher{confd},
+	}
+	if err := cfg.Start(); err != nil {
+		log.Fatal(err)
+	}
+	defer cfg.Close()
+	fmt.Println(cfg.Koanf().String("log"))
+
+	reloaded := make(chan struct{}, 1)
+	defer cfg.Subscribe(func(_, _ *koanf.Koanf) { reloaded <- struct{}{} })()
+	_ = os.Remove(filepath.Join(dir, "50-debug.yaml"))
+	<-reloaded
+	fmt.Println(cfg.Koanf().String("log"), cfg.Koanf().Int("limit"))
 	// Output:
-	// hello
-	// WRITE hello again
+	// debug
+	// info 10
+}
+
+// A bad push leaves the last good config in force: one that does not
+// parse, or one Validate rejects.
+func ExampleLive_validate() {
+	path, cleanup := exampleFile("max_sessions: 10\n")
+	defer cleanup()
+
+	f := file.Provider(path)
+	failed := make(chan error, 1)
+	cfg := &file.Live{
+		Load:  func(k *koanf.Koanf) error { return k.Load(f, yaml.Parser()) },
+		Watch: []file.Watcher{f},
+		Validate: func(k *koanf.Koanf) error {
+			if k.Int("max_sessions") < 1 {
+				return errors.New("max_sessions must be at least 1")
+			}
+			return nil
+		},
+		OnError: func(err error) { failed <- err },
+	}
+	if err := cfg.Start(); err != nil {
+		log.Fatal(err)
+	}
+	defer cfg.Close()
+
+	save(path, "max_sessions: 0\n")
+	fmt.Println(<-failed)
+	fmt.Println(cfg.Koanf().Int("max_sessions"), cfg.Stats().Rejected)
+	// Output:
+	// keepwatch: config rejected: max_sessions must be at least 1
+	// 10 1
 }

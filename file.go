@@ -120,10 +120,11 @@ func (f *File) WatchWithContext(ctx context.Context, cb func(event any, err erro
 	return f.watch(ctx, cb)
 }
 
-// Unwatch stops the watch: no callback starts after it returns. It does not
-// wait for a callback that is running, which may be waiting for the caller
-// (a lock the caller holds, a shutdown the caller drives): like koanf's
-// stock provider, it cannot deadlock with one. [File.Shutdown] waits.
+// Unwatch stops the watch: once it returns, no callback is begun. It does
+// not wait for a callback that is running (one begun before it may still
+// be), which may be waiting for the caller (a lock the caller holds, a
+// shutdown the caller drives): like koanf's stock provider's, it cannot
+// deadlock with one. [File.Shutdown] waits.
 //
 // Unwatch is idempotent and safe to call from any goroutine, the callback
 // included. Watch may be called again afterwards, even while the old

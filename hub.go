@@ -3,6 +3,7 @@ package file
 import (
 	"errors"
 	"path/filepath"
+	"strings"
 	"sync"
 )
 
@@ -54,8 +55,8 @@ type kwatch struct {
 }
 
 // generation is one backend of the hub, and the subscriptions it serves.
-// It is the backend's handler: the backend's goroutine dispatches its
-// events itself, with no hand-off to another. Its backend is closed when
+// It is the backend's handler: the backend's goroutines dispatch their
+// events themselves, with no hand-off to another; h.mu serializes them. Its backend is closed when
 // its last subscription leaves, whether it is the current generation or a
 // failed one.
 type generation struct {
@@ -108,8 +109,13 @@ func (h *hub) dispatch(g *generation, batch []rawEvent) {
 	}
 	for _, ev := range batch {
 		if ev.id == everyWatch {
+			// Events were lost (name is empty), or the mount table changed
+			// at the mount point name: every subscription, or those whose
+			// paths go through it, must look again.
 			for s := range g.subs {
-				s.deliverLocked(event{op: opRescan})
+				if ev.name == "" || s.throughLocked(ev.name) {
+					s.deliverLocked(event{op: opRescan})
+				}
 			}
 			continue
 		}
@@ -266,6 +272,25 @@ type subscription struct {
 // liveLocked reports whether s may still change the hub's state.
 func (s *subscription) liveLocked() bool {
 	return !s.closed && !s.broken && s.h.cur == s.g
+}
+
+// throughLocked reports whether any path s wants or watches is point or
+// lies below it.
+func (s *subscription) throughLocked(point string) bool {
+	below := func(p string) bool {
+		return p == point || strings.HasPrefix(p, point) && (strings.HasSuffix(point, "/") || p[len(point)] == '/')
+	}
+	for p := range s.want {
+		if below(p) {
+			return true
+		}
+	}
+	for p := range s.paths {
+		if below(p) {
+			return true
+		}
+	}
+	return false
 }
 
 // Add watches path. It asks the backend even if path is watched already:

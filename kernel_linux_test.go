@@ -310,3 +310,33 @@ func TestDotDotAfterASymlinkGoesUpFromItsTarget(t *testing.T) {
 		})
 	}
 }
+
+// Found in review: after an ancestor is renamed away or exchanged and the
+// old tree kept (as deploy tools keep the last release), the watches below
+// it must follow the new tree: a write there afterwards is delivered.
+func TestAfterAnAncestorSwapWritesInTheNewTreeAreSeen(t *testing.T) {
+	for _, swap := range []string{"rename", "exchange"} {
+		t.Run(swap, func(t *testing.T) {
+			root := t.TempDir()
+			app := filepath.Join(root, "srv", "app")
+			path := filepath.Join(app, "conf", "config.yaml")
+			for dir, content := range map[string]string{app: "v0\n", app + ".next": "v1\n"} {
+				require.NoError(t, os.MkdirAll(filepath.Join(dir, "conf"), 0o755))
+				write(t, filepath.Join(dir, "conf", "config.yaml"), content)
+			}
+			_, r := watchedByEvents(t, path, WithQuietWindow(time.Hour))
+			if swap == "rename" {
+				require.NoError(t, os.Rename(app, app+".old"))
+				require.NoError(t, os.Rename(app+".next", app))
+			} else {
+				require.NoError(t, unix.Renameat2(unix.AT_FDCWD, app+".next", unix.AT_FDCWD, app, unix.RENAME_EXCHANGE))
+			}
+			r.waitContent(t, "v1\n")
+			write(t, path, "v2\n") // in place, in the new tree; the old one stays
+			r.waitContent(t, "v2\n")
+			write(t, filepath.Join(root, "srv", "app."+map[string]string{"rename": "old", "exchange": "next"}[swap], "conf", "config.yaml"), "old tree\n")
+			sentinel(t, r, path)
+			assert.NotContains(t, r.contents(), "old tree\n")
+		})
+	}
+}

@@ -76,7 +76,8 @@ func WithRecheckInterval(d time.Duration) Option {
 // poll costs one stat, and a read only if the stat changed. Without it the
 // provider uses events, and polls on its own, at the re-check interval,
 // only while events cannot be had (inotify instances or watches exhausted,
-// a watch refused) or for a file on such a mount. Zero or less keeps events.
+// neither the file's directory nor the file itself may be watched) or for a
+// file on such a mount. Zero or less keeps events.
 // Default: off.
 func WithPolling(d time.Duration) Option {
 	return func(o *options) { o.poll = max(d, 0) }
@@ -86,11 +87,13 @@ func WithPolling(d time.Duration) Option {
 // must be followed by no further write before the file is read, where the
 // kernel does not report a writer closing the file: off Linux, when
 // polling, and for a change the periodic re-check found. On Linux, an
-// in-place write is read as soon as its writer closes the file, whatever
-// the window, and never while the writer has it open, for up to 10 s (or
-// ten windows, if longer): a writer that keeps the file open longer is
-// read then, and again when it closes. Atomic updates (rename, symlink
-// swap) are read at once either way. Zero reads at once.
+// in-place write is read as soon as its writer closes the file, however
+// long the window, and never while the writer has it open, for up to 10 s
+// (or ten windows, if longer): a writer that keeps the file open longer is
+// read then, and again when it closes. A [FileSet] outside a kubelet
+// volume is read once it has gone a window without a change. Atomic
+// updates (rename, symlink swap) are read at once either way. Zero turns
+// all waiting off: every write is read at once, done or not.
 // Default: [DefaultQuietWindow].
 func WithQuietWindow(d time.Duration) Option {
 	return func(o *options) { o.quiet = max(d, 0) }

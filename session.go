@@ -228,7 +228,10 @@ func (s *session) recheckEvery() time.Duration {
 // entry changed says whether to look again, never what changed.
 func (s *session) onEvent(ev event) {
 	if ev.has(opRescan) {
+		// Events were lost, a writer's close perhaps among them: stop
+		// waiting for one, and give the writer a quiet window instead.
 		s.rewatchAll, s.lookAgain = true, true
+		s.settle.closeLost()
 		return
 	}
 	name := filepath.Clean(ev.name)
@@ -239,8 +242,14 @@ func (s *session) onEvent(ev event) {
 		// The kernel drops the watch of a removed directory or file, and a
 		// moved one no longer watches the path: watch the path afresh,
 		// even if it is back.
+		s.n.Remove(name)
 		delete(s.watched, name)
 		s.dirsDirty = true
+		if !slices.Contains(s.view.files, name) {
+			// A directory moved away takes the watches below it along:
+			// whatever takes its place, they watch the old tree.
+			s.rewatchAll = true
+		}
 	}
 	if !s.view.atomic && name != s.view.swap && s.settle.window > 0 {
 		// A set's files may be rewritten one by one: it is read once it
@@ -258,7 +267,7 @@ func (s *session) onEvent(ev event) {
 	case ev.has(opWrite):
 		s.lookAgain = true
 	case ev.has(opClose) && s.settle.writerClosed():
-		s.readNow = true
+		s.readNow = true // what the writer wrote is all there, empty or not
 	case ev.has(opClose | opAttrib):
 		// A close with no write seen (the watch came after it), a chmod, a
 		// touch, a link made or removed: the file changed only if its stat

@@ -443,3 +443,67 @@ func TestEveryDirectoryOnTheWayAndTheFileAreWatched(t *testing.T) {
 		assert.Equal(t, ModePolling, f.Stats().Mode)
 	})
 }
+
+// Found in review: a file created empty and closed so is empty on
+// purpose: the close ends the doubt, and it is delivered at once.
+func TestAWritersCloseEndsTheDoubtOfAnEmptyFile(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		write(t, path, "v1\n")
+		fs := &fakes{caps: caps{closes: true}}
+		_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet))
+		synctest.Wait()
+		n := fs.last()
+		replace(t, path, "") // created empty
+		send(n, path, opCreate)
+		send(n, path, opClose) // and its writer closed it: done
+		synctest.Wait()
+		assert.Equal(t, []string{""}, r.contents())
+	})
+}
+
+// Found in review: a re-check that sees a writer's truncation before the
+// writer's event arrives starts a quiet-window wait; the event must turn
+// it into a wait for the close, or a writer that pauses is read half done.
+func TestARecheckedTruncationStillWaitsForTheWritersClose(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		write(t, path, "v1\n")
+		fs := &fakes{caps: caps{closes: true}}
+		_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(time.Second), WithQuietWindow(testQuiet))
+		synctest.Wait()
+		n := fs.last()
+		write(t, path, "") // truncated; the re-check comes before the event
+		advance(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
+		send(n, path, opWrite)
+		advance(3 * testQuiet) // the writer thinks
+		assert.Empty(t, r.contents(), "read while the writer has the file open")
+		write(t, path, "v2\n")
+		send(n, path, opWrite)
+		send(n, path, opClose)
+		synctest.Wait()
+		assert.Equal(t, []string{"v2\n"}, r.contents())
+	})
+}
+
+// Found in review: a slow callback lets the subscription's buffer fill,
+// and the writer's close is lost with the other events. The rescan that
+// follows must not wait for a close that will not come.
+func TestALostCloseIsNotWaitedFor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "config.yaml")
+		write(t, path, "v1\n")
+		raw := &fakeBackends{caps: caps{closes: true}}
+		h := newHub(raw.newBackend)
+		_, r := watched(t, path, withNotifier(h.subscribe), WithRecheckInterval(0), WithQuietWindow(testQuiet))
+		synctest.Wait()
+		write(t, path, "v2\n")
+		for range 2 * subBuffer { // more than the buffer holds, then the close
+			raw.last().send(path, opWrite)
+		}
+		raw.last().send(path, opClose)
+		advance(testQuiet)
+		assert.Equal(t, []string{"v2\n"}, r.contents(), "read a quiet window after the events were lost")
+	})
+}

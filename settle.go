@@ -45,10 +45,27 @@ func (q *settle) writing(why reason, closes bool) {
 		q.timer = time.NewTimer(q.firstWait())
 		return
 	}
-	if q.untilClose {
+	switch {
+	case q.untilClose:
+		return
+	case closes:
+		// A quiet-window wait (the re-check saw the file change) that the
+		// writer's first event catches up with: wait for its close now.
+		q.untilClose = true
+		q.timer.Reset(max(0, q.start.Add(q.firstWait()).Sub(now)))
 		return
 	}
 	q.timer.Reset(max(0, min(q.window, q.start.Add(maxWaitFactor*q.window).Sub(now))))
+}
+
+// closeLost turns a wait for a writer's close into a wait for quiet:
+// events were lost, and the close may have been among them.
+func (q *settle) closeLost() {
+	if q.timer == nil || !q.untilClose {
+		return
+	}
+	q.untilClose = false
+	q.timer.Reset(q.window)
 }
 
 func (q *settle) firstWait() time.Duration {
@@ -58,10 +75,11 @@ func (q *settle) firstWait() time.Duration {
 	return q.window
 }
 
-// writerClosed ends a wait for writes, if one runs, and reports whether it
-// did: the writer closed the file, so what it wrote is all there.
+// writerClosed ends a wait, if one runs, and reports whether it did: the
+// writer closed the file, so what it wrote is all there. That ends a doubt
+// too: a file created empty and closed so is empty on purpose.
 func (q *settle) writerClosed() bool {
-	if q.timer == nil || !q.writes {
+	if q.timer == nil {
 		return false
 	}
 	q.stop()

@@ -8,6 +8,7 @@ package main
 
 import (
 	_ "embed"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -33,6 +34,11 @@ const key = "config.yaml"
 
 func main() {
 	if err := run(os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "demo:", err)
+		os.Exit(1)
+	}
+	fmt.Println()
+	if err := revokedRole(os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
@@ -269,4 +275,134 @@ func writeInPlace(path, data string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// revokedRole puts three ways of reloading an authorization policy through
+// two pushes to its ConfigMap: a role revoked, and a policy that fails the
+// service's own check. koanf's README reloads into the instance it has,
+// which merges: the revoked role stays granted, with either provider.
+// keepwatch's Live builds a fresh instance on each change, and keeps the
+// last good one when a push is rejected.
+func revokedRole(out io.Writer) error {
+	root, err := os.MkdirTemp("", "keepwatch-demo-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(root)
+	vol, err := kubevol.New(filepath.Join(root, "authz"), map[string]string{
+		"policy.yaml": "roles:\n  alice: [read, write, admin]\n  bob: [read]\n"})
+	if err != nil {
+		return err
+	}
+	path := vol.Path("policy.yaml")
+	quiet := slog.New(slog.DiscardHandler)
+
+	readme := func(p provider) (*sameInstance, error) {
+		s := &sameInstance{k: koanf.New("."), loaded: make(chan struct{}, 8)}
+		if err := s.k.Load(p, yaml.Parser()); err != nil {
+			return nil, err
+		}
+		return s, p.Watch(func(_ any, err error) {
+			if err == nil {
+				s.mu.Lock()
+				_ = s.k.Load(p, yaml.Parser()) // koanf's README: into the instance it has
+				s.mu.Unlock()
+				s.loaded <- struct{}{}
+			}
+		})
+	}
+	stockP, kwP := stock.Provider(path), keepwatch.Provider(path, keepwatch.WithLogger(quiet))
+	stockApp, err := readme(stockP)
+	if err != nil {
+		return err
+	}
+	defer stockP.Unwatch()
+	kwApp, err := readme(kwP)
+	if err != nil {
+		return err
+	}
+	defer kwP.Unwatch()
+
+	policy := keepwatch.Provider(path, keepwatch.WithLogger(quiet))
+	live := &keepwatch.Live{
+		Load:  func(k *koanf.Koanf) error { return k.Load(policy, yaml.Parser()) },
+		Watch: []keepwatch.Watcher{policy},
+		Validate: func(k *koanf.Koanf) error {
+			for _, user := range k.MapKeys("roles") {
+				if slices.Contains(k.Strings("roles."+user), "admin") {
+					return nil
+				}
+			}
+			return errors.New("no admin left")
+		},
+		Logger: quiet,
+	}
+	if err := live.Start(); err != nil {
+		return err
+	}
+	defer live.Close()
+	published := make(chan struct{}, 8)
+	defer live.Subscribe(func(_, _ *koanf.Koanf) { published <- struct{}{} })()
+
+	fmt.Fprintln(out, "Reloading an authorization policy (a ConfigMap, updated by kubelet):")
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tpush\tkoanf README reload,\tkoanf README reload,\tkeepwatch Live")
+	fmt.Fprintln(tw, "\t\tstock provider\tkeepwatch provider\t")
+	pushes := []struct {
+		name, policy string
+		show         func(k *koanf.Koanf) string
+		liveRejects  bool
+	}{
+		{"bob's role revoked", "roles:\n  alice: [read, write, admin]\n", func(k *koanf.Koanf) string {
+			if r := k.Strings("roles.bob"); len(r) > 0 {
+				return fmt.Sprintf("bob still has %v", r)
+			}
+			return "bob has no role"
+		}, false},
+		{"alice demoted: no admin left", "roles:\n  alice: [read]\n", func(k *koanf.Koanf) string {
+			return fmt.Sprintf("alice has %v", k.Strings("roles.alice"))
+		}, true},
+	}
+	for i, push := range pushes {
+		before := live.Stats().Rejected
+		if _, err := vol.Update(map[string]string{"policy.yaml": push.policy}); err != nil {
+			return err
+		}
+		for _, app := range []*sameInstance{stockApp, kwApp} {
+			select {
+			case <-app.loaded:
+			case <-time.After(2 * time.Second):
+			}
+		}
+		if push.liveRejects { // nothing is published: wait for the rejection
+			for live.Stats().Rejected == before {
+				time.Sleep(time.Millisecond)
+			}
+		} else {
+			<-published
+		}
+		liveSays := push.show(live.Koanf())
+		if push.liveRejects {
+			liveSays += " (push rejected, last good kept)"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", i+1, push.name, stockApp.show(push.show), kwApp.show(push.show), liveSays)
+	}
+	tw.Flush()
+	fmt.Fprintln(out, "\nkoanf's Load merges into the instance it has, so a revoked role stays granted with either")
+	fmt.Fprintln(out, "provider; Live builds a fresh instance per change and publishes only what validates.")
+	return nil
+}
+
+// sameInstance is an application reloading as koanf's README shows: into
+// the instance it already has.
+type sameInstance struct {
+	mu     sync.Mutex
+	k      *koanf.Koanf
+	loaded chan struct{}
+}
+
+func (s *sameInstance) show(f func(*koanf.Koanf) string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return f(s.k)
 }
