@@ -21,8 +21,9 @@ test: ## vet, then run every test with the race detector
 demo: ## put keepwatch and koanf's stock provider through the same ConfigMap updates
 	$(GO) run ./cmd/demo
 
-soak: ## random convergence sequences for $(SOAK) (make soak SOAK=1h); full log in soak.out
-	$(GO) test -v -count=1 -timeout 0 -run '^TestConvergence$$' . -args -convergence.soak=$(SOAK) -convergence.parallel=8 2>&1 \
+soak: ## random convergence sequences for $(SOAK) (make soak SOAK=1h), and 10,000 providers; full log in soak.out
+	$(GO) test -v -count=1 -timeout 0 -run '^(TestConvergence|TestManyProvidersShareOneInotifyInstance)$$' . \
+		-args -convergence.soak=$(SOAK) -convergence.parallel=8 -hub.files=10000 2>&1 \
 		| tee soak.out | grep --line-buffered -E '^(soak:|---|FAIL|ok|PASS)|convergence: [0-9]+ sequences|seed [0-9]+:' | grep -v -- '--- PASS: TestConvergence/'
 
 FUZZTIME    ?= 30s

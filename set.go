@@ -266,7 +266,14 @@ func (s *setSubject) resolve(before func(string)) sight {
 	names, _ := s.members(p)
 	for _, n := range names {
 		note(filepath.Join(p.dir, n))
-		mc := chain.Resolve(filepath.Join(p.base, n), before)
+		path := filepath.Join(p.base, n)
+		note(path)
+		if info, err := os.Lstat(path); err != nil || info.Mode()&fs.ModeSymlink == 0 {
+			// A file, as in a kubelet payload: nothing more to follow.
+			v.files = appendNew(v.files, path)
+			continue
+		}
+		mc := chain.Resolve(path, before)
 		for name := range mc.Names {
 			v.names[name] = true
 		}
@@ -290,11 +297,35 @@ func appendNew(list []string, s string) []string {
 	return append(list, s)
 }
 
+// maxGenerationRetries bounds how often a read of a set in a kubelet
+// volume starts again because kubelet removed the generation it was
+// reading, after swapping in a newer one.
+const maxGenerationRetries = 3
+
 func (s *setSubject) read(why reason) reading {
-	c := chain.Resolve(s.abs, nil)
-	p, err := s.locate(&c)
-	if err != nil {
-		return reading{why: why, err: err}
+	for range maxGenerationRetries {
+		c := chain.Resolve(s.abs, nil)
+		p, err := s.locate(&c)
+		if err != nil {
+			return reading{why: why, err: err}
+		}
+		r := s.readAt(p, why)
+		if p.gen == "" || !errors.Is(r.err, fs.ErrNotExist) || kubeletGeneration(p.dir) == p.gen {
+			return r
+		}
+		// The generation went under the read: read the one ..data leads to.
+	}
+	return s.readAt(place{}, why)
+}
+
+// readAt reads the set's files where p says they are.
+func (s *setSubject) readAt(p place, why reason) reading {
+	if p.dir == "" {
+		c := chain.Resolve(s.abs, nil)
+		var err error
+		if p, err = s.locate(&c); err != nil {
+			return reading{why: why, err: err}
+		}
 	}
 	names, err := s.members(p)
 	if err != nil {
