@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
-	"github.com/keepwatch/file/internal/kubevol"
+	"github.com/keepwatch/file/kubevol"
 	"github.com/knadh/koanf/parsers/yaml"
 	stock "github.com/knadh/koanf/providers/file"
 	"github.com/knadh/koanf/v2"

@@ -59,7 +59,7 @@ func markOf(r reading) seenMark {
 func (c *core) init(path string, subj subject, opts []Option, eventOf func(*content, fsnotify.Op) any) {
 	c.handed = sync.NewCond(&c.mu)
 	c.opts = newOptions(opts)
-	c.t = target{path: path, subj: subj, opts: &c.opts}
+	c.t = target{path: path, subj: subj, opts: &c.opts, nudge: make(chan struct{}, 1)}
 	c.eventOf = eventOf
 }
 
@@ -103,6 +103,14 @@ func (c *core) watch(ctx context.Context, cb func(event any, err error)) error {
 	// for it, so that callbacks never overlap.
 	c.sv = startSupervisor(ctx, c, cb, c.sv, first, c.seen)
 	return nil
+}
+
+// recheck asks the running watch to look now; see File.Recheck.
+func (c *core) recheck() {
+	select {
+	case c.t.nudge <- struct{}{}:
+	default: // one is pending: it will look at what this one would
+	}
 }
 
 // isWatching reports whether a watch is running and not stopping.
@@ -177,6 +185,9 @@ func (c *core) markRead(r reading) {
 		return
 	}
 	c.seen = markOf(r)
+	if r.err == nil {
+		c.stats.got = got{size: int64(r.c.size()), modTime: r.c.mtime, gen: r.c.gen}
+	}
 }
 
 // deliver calls cb with r's content and op, unless the watch has stopped
@@ -190,8 +201,19 @@ func (c *core) deliver(ctx context.Context, cb func(any, error), r reading, op f
 	ev := c.eventOf(&r.c, op)
 	c.handOver()
 	cb(ev, nil)
-	c.opts.log().Debug("keepwatch: update delivered", slog.String("path", c.t.path), slog.String("reason", string(r.why)),
-		slog.Int("size", r.c.size()), slog.String("sha256", hex.EncodeToString(r.c.sum[:6])))
+	if log := c.opts.log(); log.Enabled(context.Background(), slog.LevelDebug) {
+		attrs := []any{slog.String("path", c.t.path), slog.String("reason", string(r.why)), slog.Int("size", r.c.size())}
+		if r.c.gen != "" {
+			attrs = append(attrs, slog.String("generation", r.c.gen))
+		}
+		// The keyed fingerprint, shortened: it tells versions apart in the
+		// log, and lets no reader of the log test a guess at a Secret.
+		attrs = append(attrs, slog.String("fingerprint", fingerprint(r.c.sum)[:12]))
+		if c.opts.contentHash {
+			attrs = append(attrs, slog.String("sha256", hex.EncodeToString(r.c.sum[:])))
+		}
+		log.Debug("keepwatch: update delivered", attrs...)
+	}
 	return true
 }
 
@@ -207,6 +229,7 @@ func (c *core) startDelivery(ctx context.Context, d *content, why reason) bool {
 		return false
 	}
 	c.seen = seenMark{state: seenContent, sum: d.sum}
+	c.stats.got = got{size: int64(d.size()), modTime: d.mtime, gen: d.gen}
 	c.delivering = d
 	c.stats.updates++
 	c.stats.lastUpdate, c.stats.lastUpdateReason = time.Now(), why

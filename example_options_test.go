@@ -95,7 +95,7 @@ func ExampleWithLogger() {
 
 	drop := func(groups []string, a slog.Attr) slog.Attr {
 		switch a.Key {
-		case slog.TimeKey, "path", "dirs":
+		case slog.TimeKey, "path", "dirs", "fingerprint": // the fingerprint's key is the process's own
 			return slog.Attr{}
 		}
 		return a
@@ -108,7 +108,7 @@ func ExampleWithLogger() {
 	f.Unwatch()
 	// Output:
 	// level=DEBUG msg="keepwatch: watch started"
-	// level=DEBUG msg="keepwatch: update delivered" reason=event size=5 sha256=ec0bebf2a1a2
+	// level=DEBUG msg="keepwatch: update delivered" reason=event size=5
 }
 
 // A watch that ends with its context, as koanf users asked for (koanf #340).
@@ -123,7 +123,7 @@ func ExampleFile_WatchWithContext() {
 	}
 	fmt.Println(f.Stats().Mode)
 	cancel()
-	f.Unwatch() // returns once the watch goroutine is gone
+	f.Unwatch() // changes nothing: the context ended the watch
 	fmt.Println(f.Stats().Mode)
 	// Output:
 	// events
@@ -131,7 +131,8 @@ func ExampleFile_WatchWithContext() {
 }
 
 // Stats marshal to JSON as they are, so expvar can publish them at
-// /debug/vars next to the process's own figures.
+// /debug/vars next to the process's own figures. Nothing in them lets a
+// reader test a guess at the content: they are safe for Secrets.
 func ExampleFile_Stats_expvar() {
 	path, cleanup := exampleFile("v: 1\n")
 	defer cleanup()
@@ -149,13 +150,13 @@ func ExampleFile_Stats_expvar() {
 	var published struct {
 		Mode    string
 		Updates uint64
-		Hash    string
+		Size    int64
 	}
 	if err := json.Unmarshal([]byte(expvar.Get("config_watch").String()), &published); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(published.Mode, published.Updates, published.Hash[:12])
-	// Output: events 0 ecd05c925a11
+	fmt.Println(published.Mode, published.Updates, published.Size)
+	// Output: events 0 5
 }
 
 // Stats feed any metrics system without keepwatch importing it. With

@@ -143,6 +143,17 @@ func (f *File) Shutdown(ctx context.Context) error {
 	return f.shutdown(ctx)
 }
 
+// Recheck makes the running watch look at the file now, as if an event had
+// come: it resolves the path again, re-adds its watches, and reads the
+// file, which is delivered if its content is new, like any other change.
+// It is for a SIGHUP or an admin endpoint, or a filesystem that reports no
+// changes. It returns at once, starts no goroutine, and is safe from any
+// goroutine; calls made while one is pending are one. Without a running
+// watch it does nothing.
+func (f *File) Recheck() {
+	f.recheck()
+}
+
 // Stats returns a snapshot of the provider's state. It is safe to call from
 // any goroutine, including the watch callback, and costs a lock and a copy.
 func (f *File) Stats() Stats {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
-	"github.com/keepwatch/file/internal/kubevol"
+	"github.com/keepwatch/file/kubevol"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

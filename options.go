@@ -41,6 +41,7 @@ type options struct {
 	maxSize        int64
 	logger         *slog.Logger
 	errorCallbacks bool // problems go to the callback too
+	contentHash    bool // Stats and the log show the content's SHA-256
 	newNotifier    func() (notifier, error)
 	fsType         func(path string) (name string, noEvents bool)
 	mountInfo      string // the mount table to look for a subPath mount in; "" not to
@@ -149,6 +150,17 @@ func WithLogger(l *slog.Logger) Option {
 // never ended. See [File.WatchWithContext]. Default: off.
 func WithErrorCallbacks() Option {
 	return func(o *options) { o.errorCallbacks = true }
+}
+
+// WithContentHash makes Stats carry the SHA-256 of the content the
+// application last got (Stats.SHA256), and the log of each delivery carry
+// it too, so that an operator can compare it with `sha256sum` of the file.
+// Anyone who can read the stats or the log can then test guesses at the
+// content: never use it on a Secret (a password, a token, a private key).
+// Without it, Stats.Fingerprint tells versions apart within the process,
+// under a key that never leaves it. Default: off.
+func WithContentHash() Option {
+	return func(o *options) { o.contentHash = true }
 }
 
 // withNotifier replaces the filesystem notifier; tests use it to inject

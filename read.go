@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"time"
 )
 
 // content is one read of a file, or of a set of files.
@@ -17,6 +18,7 @@ type content struct {
 	sum   [sha256.Size]byte // of all of it
 	sig   signature         // the stat it was read at, for the cheap re-check
 	info  fs.FileInfo       // a file's fstat
+	mtime time.Time         // the file's modification time; a set's newest
 }
 
 // member is one file of a set, as read.
@@ -44,6 +46,7 @@ const (
 	reasonEvent   reason = "event"   // a filesystem event on the path's chain
 	reasonWrite   reason = "write"   // in-place writes went quiet
 	reasonRecheck reason = "recheck" // the periodic re-check saw a change
+	reasonRequest reason = "request" // the application asked, with Recheck
 )
 
 // reading is one read of the file: its content or why it could not be
@@ -57,9 +60,10 @@ type reading struct {
 // target is what a watch watches and how: the subject, the name it goes
 // by, and the options.
 type target struct {
-	path string // names the subject in events, logs and Stats
-	subj subject
-	opts *options
+	path  string // names the subject in events, logs and Stats
+	subj  subject
+	opts  *options
+	nudge chan struct{} // Recheck's: look now; it holds one, so calls coalesce
 }
 
 // readFile reads the regular file at abs, reporting errors against name (the
@@ -91,7 +95,7 @@ func readFile(abs, name string, limit int64) (content, error) {
 	if int64(len(data)) > limit {
 		return content{}, tooLarge(name, int64(len(data)), limit)
 	}
-	return content{data: data, sum: sha256.Sum256(data), info: info}, nil
+	return content{data: data, sum: sha256.Sum256(data), info: info, mtime: info.ModTime()}, nil
 }
 
 // readAtMost reads r to its end, or until it has read limit+1 bytes, which

@@ -189,6 +189,12 @@ func (s *session) loop(ctx context.Context) error {
 			if err := s.recheck(); err != nil {
 				return err
 			}
+		case <-s.t.nudge:
+			// Asked to look now: resolve and watch it all again, and read.
+			s.rewatchAll = true
+			if err := s.refresh(reasonRequest, false); err != nil {
+				return err
+			}
 		}
 		// A refresh can itself ask for another: the chain moved while its
 		// watches were being added. Nothing else would wake the loop for it.

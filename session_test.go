@@ -3,6 +3,7 @@ package file
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"syscall"
 	"testing"
@@ -506,4 +507,39 @@ func TestALostCloseIsNotWaitedFor(t *testing.T) {
 		advance(testQuiet)
 		assert.Equal(t, []string{"v2\n"}, r.contents(), "read a quiet window after the events were lost")
 	})
+}
+
+// Recheck looks now, judged by content: a change no event reported is
+// delivered; with nothing changed, nothing is; calls coalesce and start no
+// goroutine.
+func TestRecheckLooksNow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		write(t, path, "v1\n")
+		f, r, _ := watchedFake(t, path, WithRecheckInterval(0))
+
+		goroutines := runtime.NumGoroutine()
+		for range 10 {
+			f.Recheck()
+		}
+		synctest.Wait()
+		assert.Empty(t, r.calls(), "nothing changed: nothing delivered")
+		assert.Equal(t, goroutines, runtime.NumGoroutine())
+
+		replace(t, path, "v2\n") // as on NFS: no event
+		f.Recheck()
+		f.Recheck()
+		synctest.Wait()
+		assert.Equal(t, []string{"v2\n"}, r.contents(), "delivered once")
+		assert.Equal(t, "request", f.Stats().LastUpdateReason)
+	})
+}
+
+// Without a watch, Recheck does nothing, and never blocks.
+func TestRecheckWithoutAWatchDoesNothing(t *testing.T) {
+	f := Provider(filepath.Join(t.TempDir(), "config.yaml"))
+	for range 3 {
+		f.Recheck()
+	}
+	assert.Equal(t, ModeStopped, f.Stats().Mode)
 }

@@ -145,6 +145,12 @@ func (s *FileSet) Shutdown(ctx context.Context) error {
 	return s.shutdown(ctx)
 }
 
+// Recheck makes the running watch look at the set now, as
+// [File.Recheck] does for a file.
+func (s *FileSet) Recheck() {
+	s.recheck()
+}
+
 // Stats returns a snapshot of the set's watch, as [File.Stats] does.
 func (s *FileSet) Stats() Stats {
 	return s.snapshot()
@@ -344,6 +350,9 @@ func (s *setSubject) readAt(p place, why reason) reading {
 		}
 		left -= int64(len(f.data))
 		out.files = append(out.files, member{name: n, data: f.data})
+		if f.mtime.After(out.mtime) {
+			out.mtime = f.mtime
+		}
 		out.sig = signOf(out.sig, n, f.info)
 		var size [8]byte
 		binary.LittleEndian.PutUint64(size[:], uint64(len(f.data)))

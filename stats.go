@@ -1,6 +1,9 @@
 package file
 
 import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"slices"
@@ -42,15 +45,30 @@ type Stats struct {
 	LastErrorTime    time.Time // when it was reported
 
 	// WatchedDirs are the directories the provider watches for events now,
-	// sorted: the file's directory and those of every symlink target on
-	// its way, or the nearest existing ancestor of a missing file.
+	// sorted: every directory the path goes through, or as far as it goes
+	// for a missing file.
 	WatchedDirs []string
 
-	// Hash is the hex SHA-256 of the content the application last got,
-	// from ReadBytes or with a callback; "" if it never got any. Compare it
-	// with `sha256sum` of the file to see whether the running config is
-	// the one on disk.
-	Hash string
+	// What the application last got, from a read or with a callback; zero
+	// if it got nothing yet. Nothing here is derived from the content in a
+	// way that lets a reader of the stats test a guess at it: watched files
+	// are often Secrets.
+	Size       int64     // its size in bytes (a set's: all its files)
+	ModTime    time.Time // the modification time of the file it was read from (a set's newest)
+	Generation string    // the kubelet payload it came from (the target of ..data); "" outside a kubelet volume
+
+	// Fingerprint tells one content from another within this process: an
+	// HMAC-SHA256 of the content, under a key drawn at random when the
+	// process starts that never leaves it. Equal fingerprints, equal
+	// contents; it says nothing else, and differs from one process to the
+	// next, so compare two versions through the same process's stats.
+	Fingerprint string
+
+	// SHA256 is the hex SHA-256 of the content, only with WithContentHash;
+	// "" otherwise. Compare it with `sha256sum` of the file. Anyone who can
+	// read it can test guesses at the content (a password, a token): never
+	// ask for it on a Secret.
+	SHA256 string
 }
 
 // MarshalJSON renders the stats as JSON, with LastError as its text, so
@@ -78,6 +96,14 @@ type stats struct {
 	lastError        error
 	lastErrorTime    time.Time
 	dirs             []string
+	got              got // what the application last got
+}
+
+// got is what Stats tell of the content the application last got.
+type got struct {
+	size    int64
+	modTime time.Time
+	gen     string
 }
 
 // snapshot returns the Stats of a provider.
@@ -101,7 +127,27 @@ func (c *core) snapshot() Stats {
 		s.WatchedDirs = slices.Clone(st.dirs)
 	}
 	if c.seen.state == seenContent {
-		s.Hash = hex.EncodeToString(c.seen.sum[:])
+		s.Size, s.ModTime, s.Generation = st.got.size, st.got.modTime, st.got.gen
+		s.Fingerprint = fingerprint(c.seen.sum)
+		if c.opts.contentHash {
+			s.SHA256 = hex.EncodeToString(c.seen.sum[:])
+		}
 	}
 	return s
+}
+
+// fingerprintKey keys the fingerprints: drawn at random when the process
+// starts, it never leaves it.
+var fingerprintKey = func() []byte {
+	key := make([]byte, 32)
+	_, _ = rand.Read(key) // never fails (crypto/rand)
+	return key
+}()
+
+// fingerprint is the keyed hash of a content's SHA-256: it tells contents
+// apart within the process, and lets no one outside test a guess.
+func fingerprint(sum [sha256.Size]byte) string {
+	m := hmac.New(sha256.New, fingerprintKey)
+	m.Write(sum[:])
+	return hex.EncodeToString(m.Sum(nil))
 }

@@ -1,10 +1,12 @@
 package file
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,7 +36,10 @@ func TestStatsFollowTheWatch(t *testing.T) {
 
 	_, err := f.ReadBytes()
 	require.NoError(t, err)
-	assert.Equal(t, sha("v1\n"), f.Stats().Hash, "the baseline is what the application has")
+	v1 := f.Stats()
+	assert.Equal(t, int64(3), v1.Size, "the baseline is what the application has")
+	assert.NotEmpty(t, v1.Fingerprint)
+	assert.Empty(t, v1.SHA256, "no plain hash unless asked for")
 
 	r := newRecorder(f)
 	require.NoError(t, f.Watch(r.cb))
@@ -49,7 +54,8 @@ func TestStatsFollowTheWatch(t *testing.T) {
 	r.waitContent(t, "v2\n")
 	st = f.Stats()
 	assert.Equal(t, uint64(1), st.Updates)
-	assert.Equal(t, sha("v2\n"), st.Hash)
+	assert.NotEqual(t, v1.Fingerprint, st.Fingerprint, "another content, another fingerprint")
+	v2 := st.Fingerprint
 	assert.Equal(t, "event", st.LastUpdateReason)
 	assert.False(t, st.LastUpdate.Before(before))
 	assert.Zero(t, st.Errors)
@@ -60,7 +66,7 @@ func TestStatsFollowTheWatch(t *testing.T) {
 	assert.Equal(t, uint64(1), st.Errors)
 	assert.ErrorIs(t, st.LastError, fs.ErrNotExist)
 	assert.False(t, st.LastErrorTime.Before(st.LastUpdate))
-	assert.Equal(t, sha("v2\n"), st.Hash, "the application still runs v2")
+	assert.Equal(t, v2, st.Fingerprint, "the application still runs v2")
 	assert.Equal(t, ModeEvents, st.Mode, "a missing file is not a broken watch")
 
 	require.NoError(t, f.Unwatch())
@@ -152,4 +158,43 @@ func TestStatsMarshalJSON(t *testing.T) {
 	b, err = json.Marshal(Stats{})
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `"LastError":""`)
+}
+
+// Nothing derived from a Secret's content that lets a reader test a guess
+// leaves the process by default: not in the log, not in Stats. What is
+// there tells versions apart (the kubelet generation, size, time, a keyed
+// fingerprint) and says nothing of the content.
+func TestASecretsContentHashLeavesTheProcessOnlyWhenAskedFor(t *testing.T) {
+	const password = "hunter2\n"
+	v := newVolume(t, filepath.Join(t.TempDir(), "db-credentials"), map[string]string{"password": "changeme\n"})
+	var logged bytes.Buffer
+	logger := slog.New(slog.NewJSONHandler(&logged, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	f, r := watched(t, v.path("password"), WithLogger(logger))
+	v.update(map[string]string{"password": password})
+	r.waitContent(t, password)
+
+	st := f.Stats()
+	js, err := json.Marshal(st)
+	require.NoError(t, err)
+	t.Logf("log:\n%s\nStats: %s", logged.String(), js)
+	sum := sha256.Sum256([]byte(password))
+	for _, leak := range []string{hex.EncodeToString(sum[:]), hex.EncodeToString(sum[:6]), password[:7]} {
+		assert.NotContains(t, logged.String(), leak)
+		assert.NotContains(t, string(js), leak)
+	}
+	gen, err := os.Readlink(filepath.Join(filepath.Dir(v.path("password")), "..data"))
+	require.NoError(t, err)
+	assert.Equal(t, gen, st.Generation)
+	assert.Equal(t, int64(len(password)), st.Size)
+	assert.False(t, st.ModTime.IsZero())
+	assert.NotEmpty(t, st.Fingerprint)
+	assert.Equal(t, st.Fingerprint, fingerprint(sum), "same content, same fingerprint, within the process")
+	assert.NotEqual(t, hex.EncodeToString(sum[:]), st.Fingerprint)
+	assert.Contains(t, logged.String(), `"generation":"`+gen+`"`)
+
+	// Asked for, on a file that is no Secret.
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	write(t, path, "a: 1\n")
+	g, _ := watched(t, path, WithContentHash())
+	assert.Equal(t, sha("a: 1\n"), g.Stats().SHA256)
 }

@@ -21,7 +21,7 @@ import (
 	"time"
 
 	keepwatch "github.com/keepwatch/file"
-	"github.com/keepwatch/file/internal/kubevol"
+	"github.com/keepwatch/file/kubevol"
 	"github.com/knadh/koanf/parsers/yaml"
 	stock "github.com/knadh/koanf/providers/file"
 	"github.com/knadh/koanf/v2"

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/keepwatch/file/internal/kubevol"
+	"github.com/keepwatch/file/kubevol"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

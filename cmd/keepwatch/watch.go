@@ -41,7 +41,9 @@ func watchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *verbose {
 		logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	opts := []keepwatch.Option{keepwatch.WithLogger(logger), keepwatch.WithErrorCallbacks(),
+	// The user of this command reads the file anyway: the content's SHA-256
+	// tells nothing they do not know.
+	opts := []keepwatch.Option{keepwatch.WithLogger(logger), keepwatch.WithErrorCallbacks(), keepwatch.WithContentHash(),
 		keepwatch.WithRecheckInterval(*recheck), keepwatch.WithQuietWindow(*quiet)}
 	if *poll > 0 {
 		opts = append(opts, keepwatch.WithPolling(*poll))
@@ -50,7 +52,7 @@ func watchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	p := &printer{out: stdout, path: path}
 
 	data, err := f.ReadBytes()
-	p.loaded(data, f.Stats().Hash, err)
+	p.loaded(data, f.Stats().SHA256, err)
 	if err := f.WatchWithContext(ctx, func(event any, err error) {
 		if err != nil {
 			p.problem(err)
@@ -62,7 +64,7 @@ func watchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return
 		}
 		st := f.Stats()
-		p.update(event.(fsnotify.Event), st.LastUpdateReason, st.Hash, data)
+		p.update(event.(fsnotify.Event), st.LastUpdateReason, st.SHA256, data)
 	}); err != nil {
 		return err
 	}
@@ -94,8 +96,8 @@ func (p *printer) printf(what, format string, args ...any) {
 	fmt.Fprintf(p.out, "%s  %-8s %s\n", time.Now().UTC().Format("2006-01-02T15:04:05.000Z"), what, fmt.Sprintf(format, args...))
 }
 
-// loaded prints the first read. Hashes are the library's (Stats.Hash),
-// shortened: the SHA-256 of the content it last handed the application.
+// loaded prints the first read. Hashes are the library's (Stats.SHA256,
+// with WithContentHash), shortened: of the content it last handed over.
 func (p *printer) loaded(data []byte, hash string, err error) {
 	if err != nil {
 		p.problem(err)
