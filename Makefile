@@ -9,7 +9,7 @@ STATICCHECK := $(BIN)/staticcheck
 
 SOAK        ?= 10m
 
-.PHONY: help test demo bench lint soak fuzz
+.PHONY: help test test-fsnotify demo bench lint soak fuzz
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -17,6 +17,9 @@ help: ## list the targets
 test: ## vet, then run every test with the race detector
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
+
+test-fsnotify: ## the root package's tests through fsnotify's backend, as on macOS, BSD and Windows
+	$(GO) test -race -count=1 . -args -backend=fsnotify
 
 demo: ## put keepwatch and koanf's stock provider through the same ConfigMap updates
 	$(GO) run ./cmd/demo
@@ -44,8 +47,15 @@ bench: ## benchmarks against koanf's stock provider, as a table (BENCHCOUNT=5 fo
 	@echo
 	@$(GO) run ./cmd/benchtable < bench.out
 
-lint: $(STATICCHECK) ## go vet, gofmt and staticcheck
-	$(GO) vet ./...
+# Every platform koanf users develop on: the module, the commands and every
+# test file must compile (and vet clean) on each.
+PLATFORMS   := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64 freebsd/amd64 freebsd/arm64
+
+lint: $(STATICCHECK) ## go vet on every platform, gofmt and staticcheck
+	@for p in $(PLATFORMS); do \
+		printf 'vet %-14s ' $$p; \
+		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet ./... && echo ok || exit 1; \
+	done
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(STATICCHECK) ./...
 

@@ -1,6 +1,7 @@
 package file
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -8,9 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -19,7 +18,6 @@ import (
 	"github.com/knadh/koanf/parsers/yaml"
 	stock "github.com/knadh/koanf/providers/file"
 	"github.com/knadh/koanf/v2"
-	"golang.org/x/sys/unix"
 )
 
 // Benchmarks of keepwatch against koanf's stock file provider, in the same
@@ -312,7 +310,9 @@ func BenchmarkReach(b *testing.B) {
 		measure(b, p, func(i int) (string, time.Time) {
 			app(b, dir+".next", i)
 			start := time.Now()
-			if err := unix.Renameat2(unix.AT_FDCWD, dir+".next", unix.AT_FDCWD, dir, unix.RENAME_EXCHANGE); err != nil {
+			if err := exchange(dir+".next", dir); errors.Is(err, errors.ErrUnsupported) {
+				b.Skip("no atomic exchange on this OS")
+			} else if err != nil {
 				b.Fatal(err)
 			}
 			if err := os.RemoveAll(dir + ".next"); err != nil {
@@ -438,14 +438,6 @@ func measureIdle(b *testing.B, newW func(string) watcher, n int) idle {
 	}
 }
 
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // Heap, goroutines and inotify instances per watched file.
 func BenchmarkFootprint(b *testing.B) {
 	for _, prov := range providers {
@@ -494,35 +486,6 @@ func BenchmarkRecheckCost(b *testing.B) {
 			b.Fatal("changed")
 		}
 	}
-}
-
-// countKernelWatches counts the inotify watches the process holds, over all
-// its inotify instances.
-func countKernelWatches() int {
-	entries, _ := os.ReadDir("/proc/self/fd")
-	n := 0
-	for _, e := range entries {
-		if target, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && target == "anon_inode:inotify" {
-			b, _ := os.ReadFile(filepath.Join("/proc/self/fdinfo", e.Name()))
-			n += strings.Count(string(b), "inotify wd:")
-		}
-	}
-	return n
-}
-
-var inotifyMu sync.Mutex
-
-func countInotifyFDs() int {
-	inotifyMu.Lock()
-	defer inotifyMu.Unlock()
-	entries, _ := os.ReadDir("/proc/self/fd")
-	n := 0
-	for _, e := range entries {
-		if target, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && target == "anon_inode:inotify" {
-			n++
-		}
-	}
-	return n
 }
 
 // A reader's fetch of the live config and a Get from it, against koanf's

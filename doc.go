@@ -77,6 +77,9 @@
 // makes the callback hear of each problem as it happens; the watch goes on
 // after it.
 //
+// [File.Recheck] makes the watch look now, for a SIGHUP or an admin
+// endpoint: judged by content like any other trigger.
+//
 // # Unwatch and Shutdown
 //
 // Once [File.Unwatch] returns, no callback is begun. Like the stock
@@ -103,10 +106,26 @@
 // system. The keepwatch command (cmd/keepwatch) watches a path from a shell
 // and diagnoses why a path does not reload.
 //
+// Watched files are often Secrets, so nothing the provider logs or puts in
+// Stats by default lets a reader test a guess at the content: versions are
+// told apart by the kubelet generation, size, modification time and a
+// fingerprint keyed by a per-process random key. [WithContentHash] adds
+// the plain SHA-256, for files that are not secret.
+//
 // # Kubernetes
 //
 // Mount the ConfigMap or Secret as a directory and read the key's path
 // inside it. Never mount a single key with subPath: kubelet never updates a
 // subPath mount in a running pod, so no watcher can ever see a change. The
 // provider recognizes such a mount and reports [ErrSubPathMount] once.
+// The package github.com/keepwatch/file/kubevol plays kubelet's volume
+// updates, so that a service's tests can put its reload through them.
+//
+// # Platforms
+//
+// Linux is the platform it is built for. On macOS, the BSDs and Windows it
+// watches through fsnotify (kqueue, ReadDirectoryChangesW): the directories
+// on the path that hold the file or a symlink, with in-place writes read
+// after the quiet window, and what only inotify shows (an ancestor
+// renamed, a write through a hard link, a mount) found by the re-check.
 package file

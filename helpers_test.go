@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,7 +19,17 @@ import (
 	"go.uber.org/goleak"
 )
 
+// The portable backend stands in for the OS's own when the test binary is
+// run with -backend=fsnotify: on Linux that is how the tests see what a
+// watch does with what kqueue and ReadDirectoryChangesW can tell it (no
+// closes, no watches on files or ancestors), on a machine that has neither.
+var backendFlag = flag.String("backend", "", `"fsnotify" to watch through fsnotify, whatever the OS`)
+
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if *backendFlag == "fsnotify" {
+		processHub = newHub(newFsnotifyBackend)
+	}
 	goleak.VerifyTestMain(m)
 }
 
@@ -315,3 +326,22 @@ func contextFor(d time.Duration) (context.Context, context.CancelFunc) {
 
 // slogOf is a logger that keeps its records in logs.
 func slogOf(logs *logRecords) *slog.Logger { return slog.New(logs) }
+
+// hubCaps is what the process hub's backend can see: everything with
+// inotify, nothing beyond the directory events with fsnotify's backend.
+func hubCaps(t *testing.T) caps {
+	t.Helper()
+	n, err := processHub.subscribe()
+	require.NoError(t, err)
+	defer n.Close()
+	return n.Caps()
+}
+
+// needCaps skips a test of what only a backend with want can do.
+func needCaps(t *testing.T, want caps, what string) {
+	t.Helper()
+	got := hubCaps(t)
+	if (want.closes && !got.closes) || (want.ancestors && !got.ancestors) || (want.files && !got.files) {
+		t.Skipf("the backend cannot see %s", what)
+	}
+}

@@ -72,15 +72,6 @@ func TestManyProvidersShareOneInotifyInstance(t *testing.T) {
 	}
 }
 
-// countInotify counts this process's inotify instances.
-func countInotify(t *testing.T) int {
-	t.Helper()
-	if _, err := os.Stat("/proc/self/fd"); err != nil {
-		t.Skip("no /proc/self/fd")
-	}
-	return countInotifyFDs()
-}
-
 func TestAHubFaultReArmsItOnceAndEveryProviderReReads(t *testing.T) {
 	for _, fault := range []struct {
 		name   string

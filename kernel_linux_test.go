@@ -26,6 +26,7 @@ func watchedByEvents(t *testing.T, path string, opts ...Option) (*File, *recorde
 // closes the file: with a quiet window of an hour, only the close can have
 // made it be read.
 func TestAnInPlaceWriteIsReadWhenTheWriterCloses(t *testing.T) {
+	needCaps(t, caps{closes: true}, "a writer close")
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	write(t, path, "v1\n")
 	_, r := watchedByEvents(t, path, WithQuietWindow(time.Hour))
@@ -44,6 +45,7 @@ func TestAnInPlaceWriteIsReadWhenTheWriterCloses(t *testing.T) {
 // empty or half-written file, though the quiet window is far shorter than
 // the writer's pauses: nothing is read while the writer has it open.
 func TestASlowWriterIsReadOnlyWhenDone(t *testing.T) {
+	needCaps(t, caps{closes: true}, "a writer close")
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	write(t, path, "v1\n")
 	_, r := watchedByEvents(t, path, WithQuietWindow(5*time.Millisecond))
@@ -113,6 +115,7 @@ func TestAnAncestorRenamedOrExchangedIsFollowed(t *testing.T) {
 // A write through the file's other name, a hard link in a directory
 // nobody watches, is reported only on the file's own inode.
 func TestAWriteThroughAHardLinkIsSeen(t *testing.T) {
+	needCaps(t, caps{files: true}, "a write to the file's inode under another name")
 	root := t.TempDir()
 	require.NoError(t, os.Mkdir(filepath.Join(root, "conf"), 0o755))
 	require.NoError(t, os.Mkdir(filepath.Join(root, "elsewhere"), 0o755))
@@ -190,6 +193,7 @@ func TestOneDirectoryByTwoPathsServesBoth(t *testing.T) {
 // watches its new name. The kernel keeps one watch for the inode; both
 // providers are served by it, under their own paths.
 func TestADirectoryRenamedOntoAWatchedNameServesItsNewWatcher(t *testing.T) {
+	needCaps(t, caps{closes: true}, "a writer close")
 	root := t.TempDir()
 	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
 	require.NoError(t, os.Mkdir(a, 0o755))
@@ -315,6 +319,7 @@ func TestDotDotAfterASymlinkGoesUpFromItsTarget(t *testing.T) {
 // old tree kept (as deploy tools keep the last release), the watches below
 // it must follow the new tree: a write there afterwards is delivered.
 func TestAfterAnAncestorSwapWritesInTheNewTreeAreSeen(t *testing.T) {
+	needCaps(t, caps{ancestors: true}, "changes to ancestors")
 	for _, swap := range []string{"rename", "exchange"} {
 		t.Run(swap, func(t *testing.T) {
 			root := t.TempDir()

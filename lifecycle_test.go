@@ -2,10 +2,7 @@ package file
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -257,16 +254,6 @@ func TestWatchUnwatchCyclesLeakNoFileDescriptors(t *testing.T) {
 	// Another test's watch ending late may close descriptors meanwhile;
 	// none of this test's may stay open.
 	require.Eventually(t, func() bool { return countFDs(t) <= before }, waitFor, tick, "descriptors leaked")
-}
-
-func countFDs(t *testing.T) int {
-	t.Helper()
-	entries, err := os.ReadDir("/proc/self/fd")
-	if errors.Is(err, fs.ErrNotExist) {
-		t.Skip("no /proc/self/fd")
-	}
-	require.NoError(t, err)
-	return len(entries)
 }
 
 // Any goroutine may use the provider while a watch runs: Watch, Unwatch,

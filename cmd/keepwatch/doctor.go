@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/fsnotify/fsnotify"
 	keepwatch "github.com/keepwatch/file"
@@ -21,8 +20,9 @@ import (
 const doctorAbout = `Checks what decides whether changes to PATH reach a running process: the
 symlink chain from PATH to the file, whether it lives in a kubelet volume
 (ConfigMap, Secret, projected), whether it is a subPath bind mount, the
-filesystem and whether inotify works there, and the inotify instances and
-watches in use against the limits. Exits 1 if it finds a problem that stops
+filesystem and whether file events work there, and the inotify instances
+and watches in use against the limits. Off Linux it says which of these it
+cannot check. Exits 1 if it finds a problem that stops
 hot reload, 0 otherwise.`
 
 // severity of a finding.
@@ -73,7 +73,7 @@ func doctorCmd(args []string, stdout, stderr io.Writer) error {
 	// Where the file is, or where its resolution stopped: the filesystem
 	// there is the one whose events matter, as for the library.
 	r.filesystem(c.Home())
-	r.inotify(c.Home())
+	r.events(c.Home())
 	r.limits()
 
 	fmt.Fprintln(stdout)
@@ -152,6 +152,10 @@ func (r *report) layout(abs string) {
 }
 
 func (r *report) mount(abs, real, table string) {
+	if table == mountinfo.Path && !hasMountTable {
+		r.add(info, "subPath", "%s: no mount table here; run the doctor in the pod, or pass a copy of its /proc/1/mountinfo with -mountinfo", unchecked)
+		return
+	}
 	mounts, err := mountinfo.ReadFile(table)
 	if err != nil {
 		r.add(info, "mount", "mount table unavailable: %v", err)
@@ -178,6 +182,8 @@ func (r *report) mount(abs, real, table string) {
 func (r *report) filesystem(dir string) {
 	name, noEvents := fsinfo.Type(dir)
 	switch {
+	case name == "" && !hasFSTypes:
+		r.add(info, "filesystem", "%s: it names the filesystem, and knows which deliver no events, on Linux only", unchecked)
 	case name == "":
 		r.add(info, "filesystem", "unknown type at %s", dir)
 	case noEvents:
@@ -189,74 +195,20 @@ func (r *report) filesystem(dir string) {
 	}
 }
 
-// inotify checks that a watch can be placed where the file lives.
-func (r *report) inotify(dir string) {
+// events checks that a watch can be placed where the file lives, with the
+// OS's own file events (eventAPI).
+func (r *report) events(dir string) {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
-		r.add(warn, "inotify", "cannot create an instance (%v): keepwatch falls back to polling", explain(err))
+		r.add(warn, eventCheck, "cannot create an instance (%v): keepwatch falls back to polling", explain(err))
 		return
 	}
 	defer w.Close()
 	if err := w.Add(dir); err != nil {
-		r.add(warn, "inotify", "cannot watch %s (%v): keepwatch falls back to polling", dir, explain(err))
+		r.add(warn, eventCheck, "cannot watch %s (%v): keepwatch falls back to polling", dir, explain(err))
 		return
 	}
-	r.add(ok, "inotify", "a watch on %s works", dir)
-}
-
-func explain(err error) string {
-	switch {
-	case errors.Is(err, syscall.EMFILE):
-		return fmt.Sprintf("%v: max_user_instances reached", err)
-	case errors.Is(err, syscall.ENOSPC):
-		return fmt.Sprintf("%v: max_user_watches reached", err)
-	}
-	return err.Error()
-}
-
-// limits counts the inotify instances and watches of this user's processes
-// that it can see, against the kernel's per-user limits.
-func (r *report) limits() {
-	maxInst, err1 := readInt("/proc/sys/fs/inotify/max_user_instances")
-	maxWatches, err2 := readInt("/proc/sys/fs/inotify/max_user_watches")
-	if err1 != nil || err2 != nil {
-		r.add(info, "limits", "inotify limits unavailable")
-		return
-	}
-	inst, watches, procs := inotifyUsage(os.Getuid())
-	sev := ok
-	if inst*10 >= maxInst*9 || watches*10 >= maxWatches*9 {
-		sev = warn
-	}
-	r.add(sev, "limits", "uid %d uses %d of %d inotify instances and %d of %d watches (%d processes seen; each stock koanf provider takes an instance, keepwatch one per process)",
-		os.Getuid(), inst, maxInst, watches, maxWatches, procs)
-}
-
-// inotifyUsage counts the inotify instances and watches held by processes
-// of uid, over the processes whose descriptors this process may read.
-func inotifyUsage(uid int) (instances, watches, procs int) {
-	pids, _ := filepath.Glob("/proc/[0-9]*")
-	for _, p := range pids {
-		var st syscall.Stat_t
-		if syscall.Stat(p, &st) != nil || int(st.Uid) != uid {
-			continue
-		}
-		fds, err := os.ReadDir(filepath.Join(p, "fd"))
-		if err != nil {
-			continue
-		}
-		procs++
-		for _, fd := range fds {
-			link, _ := os.Readlink(filepath.Join(p, "fd", fd.Name()))
-			if link != "anon_inode:inotify" {
-				continue
-			}
-			instances++
-			b, _ := os.ReadFile(filepath.Join(p, "fdinfo", fd.Name()))
-			watches += strings.Count(string(b), "inotify wd:")
-		}
-	}
-	return instances, watches, procs
+	r.add(ok, eventCheck, "a watch on %s works (%s)", dir, eventAPI)
 }
 
 func readInt(path string) (int, error) {

@@ -1,0 +1,33 @@
+//go:build !linux
+
+package main
+
+import "runtime"
+
+// What the doctor cannot check off Linux: the mount table (so no subPath
+// check, unless given a pod's), the filesystem's type, and inotify's
+// limits. It says so rather than pass them.
+const (
+	eventCheck    = "events"
+	hasMountTable = false
+	hasFSTypes    = false
+	unchecked     = "not checked on " + runtime.GOOS
+)
+
+// eventAPI is what fsnotify watches with on this OS.
+var eventAPI = map[string]string{
+	"darwin":  "kqueue",
+	"freebsd": "kqueue",
+	"netbsd":  "kqueue",
+	"openbsd": "kqueue",
+	"windows": "ReadDirectoryChangesW",
+}[runtime.GOOS]
+
+func explain(err error) string { return err.Error() }
+
+// limits says why it is not checked: the limits it checks are inotify's.
+// kqueue holds a descriptor for each watched file and directory instead,
+// within the process's open-file limit.
+func (r *report) limits() {
+	r.add(info, "limits", "%s: the instance and watch limits are inotify's (Linux)", unchecked)
+}
