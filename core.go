@@ -39,6 +39,7 @@ type core struct {
 type seenMark struct {
 	state seenState
 	sum   [sha256.Size]byte
+	got   got // what Stats tell of it
 }
 
 type seenState uint8
@@ -53,13 +54,17 @@ func markOf(r reading) seenMark {
 	if r.err != nil {
 		return seenMark{state: seenFailed}
 	}
-	return seenMark{state: seenContent, sum: r.c.sum}
+	return contentMark(&r.c)
+}
+
+func contentMark(d *content) seenMark {
+	return seenMark{state: seenContent, sum: d.sum, got: gotOf(d)}
 }
 
 func (c *core) init(path string, subj subject, opts []Option, eventOf func(*content, fsnotify.Op) any) {
 	c.handed = sync.NewCond(&c.mu)
 	c.opts = newOptions(opts)
-	c.t = target{path: path, subj: subj, opts: &c.opts, nudge: make(chan struct{}, 1)}
+	c.t = target{path: path, subj: subj, opts: &c.opts}
 	c.eventOf = eventOf
 }
 
@@ -105,11 +110,15 @@ func (c *core) watch(ctx context.Context, cb func(event any, err error)) error {
 	return nil
 }
 
-// recheck asks the running watch to look now; see File.Recheck.
+// recheck asks the running watch to look now; see File.Recheck. The
+// request goes to the watch, not the provider: one made with no watch
+// running, or to a watch that is stopping, is dropped rather than left for
+// the next watch, which reads anyway when it starts.
 func (c *core) recheck() {
-	select {
-	case c.t.nudge <- struct{}{}:
-	default: // one is pending: it will look at what this one would
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sv != nil && !c.sv.stopped() {
+		c.sv.nudge()
 	}
 }
 
@@ -185,9 +194,6 @@ func (c *core) markRead(r reading) {
 		return
 	}
 	c.seen = markOf(r)
-	if r.err == nil {
-		c.stats.got = got{size: int64(r.c.size()), modTime: r.c.mtime, gen: r.c.gen}
-	}
 }
 
 // deliver calls cb with r's content and op, unless the watch has stopped
@@ -228,8 +234,7 @@ func (c *core) startDelivery(ctx context.Context, d *content, why reason) bool {
 	if ctx.Err() != nil {
 		return false
 	}
-	c.seen = seenMark{state: seenContent, sum: d.sum}
-	c.stats.got = got{size: int64(d.size()), modTime: d.mtime, gen: d.gen}
+	c.seen = contentMark(d)
 	c.delivering = d
 	c.stats.updates++
 	c.stats.lastUpdate, c.stats.lastUpdateReason = time.Now(), why

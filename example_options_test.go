@@ -2,9 +2,13 @@ package file_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"expvar"
 	"fmt"
+	"io/fs"
 	"log"
 	"log/slog"
 	"os"
@@ -37,8 +41,9 @@ func save(path, content string) {
 	}
 }
 
-// loadAndWatch reads f, as k.Load would, and watches it; the channel gets a
-// value per update.
+// loadAndWatch reads f, as k.Load would, and watches it; the channel holds
+// a value once there was an update since it was last taken from. The send
+// never blocks: a callback must not wait on a reader that may be gone.
 func loadAndWatch(f *file.File) <-chan struct{} {
 	if _, err := f.ReadBytes(); err != nil {
 		log.Fatal(err)
@@ -46,7 +51,10 @@ func loadAndWatch(f *file.File) <-chan struct{} {
 	got := make(chan struct{}, 1)
 	if err := f.Watch(func(event any, err error) {
 		if err == nil {
-			got <- struct{}{}
+			select {
+			case got <- struct{}{}:
+			default:
+			}
 		}
 	}); err != nil {
 		log.Fatal(err)
@@ -59,9 +67,13 @@ func ExampleProvider_options() {
 	f := file.Provider("/etc/app/config.yaml",
 		file.WithRecheckInterval(30*time.Second),                       // safety-net re-check; 0 turns it off
 		file.WithQuietWindow(100*time.Millisecond),                     // wait for in-place writes to stop
+		file.WithPolling(0),                                            // poll every d instead of events; 0: events
 		file.WithBackoff(25*time.Millisecond, 3*time.Second),           // re-arm delays after a failure
 		file.WithMaxSize(16<<20),                                       // refuse larger files
 		file.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, nil))), // default: slog.Default()
+		// Off unless given:
+		// file.WithErrorCallbacks(), // the callback hears of problems too
+		// file.WithContentHash(),    // a plain SHA-256 in Stats and the log: never on a Secret
 	)
 	fmt.Println(f.Stats().Mode)
 	// Output: stopped
@@ -157,6 +169,71 @@ func ExampleFile_Stats_expvar() {
 	}
 	fmt.Println(published.Mode, published.Updates, published.Size)
 	// Output: events 0 5
+}
+
+// With WithErrorCallbacks the callback hears of each problem as it happens,
+// and the watch goes on: an error means "keep the config you have", never
+// "restart the watch". Here the file is removed, then written again.
+func ExampleWithErrorCallbacks() {
+	path, cleanup := exampleFile("v: 1\n")
+	defer cleanup()
+	f := file.Provider(path, file.WithErrorCallbacks(), file.WithLogger(slog.New(slog.DiscardHandler)))
+	if _, err := f.ReadBytes(); err != nil {
+		log.Fatal(err)
+	}
+	said := make(chan string, 1)
+	if err := f.Watch(func(event any, err error) {
+		msg := "reload"
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			msg = "missing: keep the config in force"
+		case err != nil:
+			msg = "problem: keep the config in force"
+		}
+		select {
+		case said <- msg:
+		default:
+		}
+	}); err != nil {
+		log.Fatal(err)
+	}
+	defer f.Unwatch()
+
+	if err := os.Remove(path); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(<-said)
+	save(path, "v: 2\n")
+	fmt.Println(<-said)
+	// Output:
+	// missing: keep the config in force
+	// reload
+}
+
+// The plain SHA-256 of what the application runs, to compare with
+// `sha256sum` of the file, is there on request only: anyone who can read it
+// can test guesses at the content, so never ask for it on a Secret. Without
+// it, Stats carry a fingerprint under a key that never leaves the process.
+func ExampleWithContentHash() {
+	path, cleanup := exampleFile("v: 1\n")
+	defer cleanup()
+	sum := sha256.Sum256([]byte("v: 1\n"))
+
+	f := file.Provider(path, file.WithContentHash())
+	if _, err := f.ReadBytes(); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(f.Stats().SHA256 == hex.EncodeToString(sum[:]))
+
+	secret := file.Provider(path)
+	if _, err := secret.ReadBytes(); err != nil {
+		log.Fatal(err)
+	}
+	st := secret.Stats()
+	fmt.Printf("%q %v\n", st.SHA256, len(st.Fingerprint))
+	// Output:
+	// true
+	// "" 64
 }
 
 // Stats feed any metrics system without keepwatch importing it. With

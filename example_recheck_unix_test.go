@@ -7,6 +7,7 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -20,31 +21,33 @@ import (
 func ExampleFile_Recheck() {
 	path, cleanup := exampleFile("v: 1\n")
 	defer cleanup()
-	f := file.Provider(path, file.WithPolling(time.Hour), file.WithQuietWindow(0))
+	f := file.Provider(path, file.WithPolling(time.Hour))
 	got := loadAndWatch(f)
 	defer f.Unwatch()
 
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
 	done := make(chan struct{})
-	defer close(done)
-	go func() {
+	var wg sync.WaitGroup
+	wg.Go(func() {
 		for {
 			select {
 			case <-hup:
 				f.Recheck()
-			case <-done:
+			case <-done: // the service's shutdown
 				return
 			}
 		}
-	}()
+	})
+	defer wg.Wait()
+	defer close(done)
+	defer signal.Stop(hup)
 
 	save(path, "v: 2\n")
 	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
 		log.Fatal(err)
 	}
-	<-got
+	<-got // after the quiet window: the file changed, and a writer may be at it
 	fmt.Println(f.Stats().LastUpdateReason)
 	// Output: request
 }

@@ -146,16 +146,21 @@ func (f *File) Shutdown(ctx context.Context) error {
 // Recheck makes the running watch look at the file now, as if an event had
 // come: it resolves the path again, re-adds its watches, and reads the
 // file, which is delivered if its content is new, like any other change.
-// It is for a SIGHUP or an admin endpoint, or a filesystem that reports no
-// changes. It returns at once, starts no goroutine, and is safe from any
-// goroutine; calls made while one is pending are one. Without a running
-// watch it does nothing.
+// A file whose stat changed with no event to say its writer is done
+// (polling, a remote writer) is read a quiet window later, as the periodic
+// re-check reads it, so that a write is never read half done; a watch
+// waiting to re-arm after a failure re-arms at once. It is for a SIGHUP or
+// an admin endpoint, or a filesystem that reports no changes. It returns at
+// once, starts no goroutine, and is safe from any goroutine; calls made
+// while one is pending are one. It is for the watch running when it is
+// called: without one, it does nothing.
 func (f *File) Recheck() {
 	f.recheck()
 }
 
 // Stats returns a snapshot of the provider's state. It is safe to call from
-// any goroutine, including the watch callback, and costs a lock and a copy.
+// any goroutine, including the watch callback, and costs a lock, a copy
+// and the fingerprint's HMAC.
 func (f *File) Stats() Stats {
 	return f.snapshot()
 }

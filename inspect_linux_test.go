@@ -6,8 +6,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"golang.org/x/sys/unix"
 )
 
 // What the tests and benchmarks look up about the kernel's side of the
@@ -64,10 +62,4 @@ func countFDs(t *testing.T) int {
 		t.Skip("no /proc/self/fd")
 	}
 	return len(entries)
-}
-
-// exchange swaps the names old and new at once (renameat2(2) with
-// RENAME_EXCHANGE), as some deploy tools swap a directory.
-func exchange(old, new string) error {
-	return unix.Renameat2(unix.AT_FDCWD, old, unix.AT_FDCWD, new, unix.RENAME_EXCHANGE)
 }

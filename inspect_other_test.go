@@ -3,7 +3,6 @@
 package file
 
 import (
-	"errors"
 	"testing"
 )
 
@@ -24,7 +23,3 @@ func countFDs(t *testing.T) int {
 	t.Skip("counts descriptors in /proc: Linux only")
 	return 0
 }
-
-// exchange has no portable equivalent (renameat2(2) is Linux's; macOS has
-// renamex_np, which x/sys does not export).
-func exchange(_, _ string) error { return errors.ErrUnsupported }

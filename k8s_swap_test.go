@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// volume is a kubelet-style volume (see internal/kubevol) that fails the
+// volume is a kubelet-style volume (see the kubevol package) that fails the
 // test on any error.
 type volume struct {
 	t testing.TB

@@ -54,7 +54,9 @@ type Live struct {
 	Watch []Watcher
 
 	// Validate, if set, checks a config Load built, before it is published.
-	// An error rejects it, and the config in force stays.
+	// An error rejects it, and the config in force stays. Its text is
+	// logged, kept in Stats and told to OnError as it is: say which key is
+	// wrong and why, never quote the value, which may be a secret.
 	Validate func(k *koanf.Koanf) error
 
 	// OnError, if set, is told of each failed reload (Load or Validate
@@ -101,7 +103,7 @@ type LiveStats struct {
 	Published     uint64    // configs published, the first included
 	Rejected      uint64    // reloads that failed: Load failed or Validate rejected
 	LastPublished time.Time // when the config in force was published
-	LastError     error     // the last failure; nil if none
+	LastError     error     // the last failure, as Load or Validate returned it; nil if none
 	LastErrorTime time.Time // when it happened
 }
 

@@ -154,7 +154,8 @@ func WithErrorCallbacks() Option {
 
 // WithContentHash makes Stats carry the SHA-256 of the content the
 // application last got (Stats.SHA256), and the log of each delivery carry
-// it too, so that an operator can compare it with `sha256sum` of the file.
+// it too, so that an operator can compare it with `sha256sum` of the file
+// (of a single file: a set's hash covers all its files).
 // Anyone who can read the stats or the log can then test guesses at the
 // content: never use it on a Secret (a password, a token, a private key).
 // Without it, Stats.Fingerprint tells versions apart within the process,

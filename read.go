@@ -60,10 +60,9 @@ type reading struct {
 // target is what a watch watches and how: the subject, the name it goes
 // by, and the options.
 type target struct {
-	path  string // names the subject in events, logs and Stats
-	subj  subject
-	opts  *options
-	nudge chan struct{} // Recheck's: look now; it holds one, so calls coalesce
+	path string // names the subject in events, logs and Stats
+	subj subject
+	opts *options
 }
 
 // readFile reads the regular file at abs, reporting errors against name (the

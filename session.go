@@ -135,16 +135,16 @@ func (s *session) watchedDirs() []string {
 }
 
 // run hands first, the read made when the session was opened, to sink, then
-// handles events until the session fails or ctx is done; it returns nil
-// only in the latter case.
-func (s *session) run(ctx context.Context, sink sink, first reading) error {
+// handles events, and requests to look now from look, until the session
+// fails or ctx is done; it returns nil only in the latter case.
+func (s *session) run(ctx context.Context, sink sink, first reading, look <-chan struct{}) error {
 	s.sink = sink
 	s.dirsDirty = false // the supervisor recorded them when it started the session
 	s.offer(first, false)
-	return s.loop(ctx)
+	return s.loop(ctx, look)
 }
 
-func (s *session) loop(ctx context.Context) error {
+func (s *session) loop(ctx context.Context, look <-chan struct{}) error {
 	var (
 		events  <-chan event
 		errs    <-chan error
@@ -186,13 +186,14 @@ func (s *session) loop(ctx context.Context) error {
 			}
 		case <-tick:
 			recheck.Reset(untilTick(every))
-			if err := s.recheck(); err != nil {
+			if err := s.look(reasonRecheck, false); err != nil {
 				return err
 			}
-		case <-s.t.nudge:
-			// Asked to look now: resolve and watch it all again, and read.
-			s.rewatchAll = true
-			if err := s.refresh(reasonRequest, false); err != nil {
+		case <-look:
+			if ctx.Err() != nil {
+				return nil // stopping: the request was for a watch that is over
+			}
+			if err := s.look(reasonRequest, true); err != nil {
 				return err
 			}
 		}
@@ -328,28 +329,35 @@ func (s *session) changedSinceRead() bool {
 	return s.t.subj.stat() != s.sig
 }
 
-// recheck is the periodic safety net. It costs a stat when nothing
-// changed; otherwise it re-adds every watch (in case one was lost without an
-// event) and reads once writes have had a quiet window to finish.
-func (s *session) recheck() error {
+// look is the periodic re-check, the safety net, and Recheck's look now.
+// The re-check costs a stat when nothing changed; otherwise, and always
+// when forced, it re-adds every watch (in case one was lost without an
+// event) and reads: at once if the stat is as the last read left it (a
+// forced look may know what the stat cannot show, such as a filesystem
+// caching it), once writes have had a quiet window to finish if not.
+func (s *session) look(why reason, force bool) error {
 	st := s.t.subj.stat()
-	if st != 0 && st == s.sig {
+	unchanged := st != 0 && st == s.sig
+	if unchanged && !force {
 		return nil
 	}
 	if err := s.watchChain(true); err != nil {
 		return err
 	}
-	if s.settle.window > 0 && st != 0 {
+	switch {
+	case unchanged:
+		s.read(why, false)
+	case s.settle.window > 0 && st != 0:
 		// Without events, nothing says whether a writer is done: give it a
 		// window. A wait already running is not extended: the stat differs
 		// from the last read until the wait ends and reads, so extending
 		// would put every polled update off to the wait's cap.
 		if !s.settle.blocksReads() {
-			s.settle.writing(reasonRecheck, false)
+			s.settle.writing(why, false)
 		}
-		return nil
+	default:
+		s.read(why, true)
 	}
-	s.read(reasonRecheck, true)
 	return nil
 }
 

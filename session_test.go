@@ -4,12 +4,15 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/knadh/koanf/parsers/yaml"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -516,7 +519,7 @@ func TestRecheckLooksNow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "config.yaml")
 		write(t, path, "v1\n")
-		f, r, _ := watchedFake(t, path, WithRecheckInterval(0))
+		f, r, _ := watchedFake(t, path, WithRecheckInterval(0), WithQuietWindow(testQuiet))
 
 		goroutines := runtime.NumGoroutine()
 		for range 10 {
@@ -524,14 +527,119 @@ func TestRecheckLooksNow(t *testing.T) {
 		}
 		synctest.Wait()
 		assert.Empty(t, r.calls(), "nothing changed: nothing delivered")
-		assert.Equal(t, goroutines, runtime.NumGoroutine())
+		assert.LessOrEqual(t, runtime.NumGoroutine(), goroutines, "Recheck starts no goroutine") // others' may end meanwhile
 
 		replace(t, path, "v2\n") // as on NFS: no event
 		f.Recheck()
 		f.Recheck()
+		time.Sleep(testQuiet) // the stat changed: a writer may be at it
 		synctest.Wait()
 		assert.Equal(t, []string{"v2\n"}, r.contents(), "delivered once")
 		assert.Equal(t, "request", f.Stats().LastUpdateReason)
+	})
+}
+
+// Asked to look in the middle of an in-place write that no event reports
+// (a poll, a remote writer), the watch gives the writer its quiet window,
+// as the periodic re-check does, and never reads the file half-written.
+func TestRecheckDuringAnUnreportedWriteWaitsForQuiet(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		write(t, path, "v1\n")
+		f, r := watched(t, path, WithPolling(time.Hour), WithQuietWindow(testQuiet))
+		synctest.Wait()
+
+		full := strings.Repeat("key: value\n", 100)
+		w, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+		require.NoError(t, err)
+		_, err = w.WriteString(full[:len(full)/2])
+		require.NoError(t, err)
+		f.Recheck()
+		synctest.Wait()
+		time.Sleep(testQuiet / 2)
+		_, err = w.WriteString(full[len(full)/2:])
+		require.NoError(t, err)
+		require.NoError(t, w.Close())
+		time.Sleep(testQuiet)
+		synctest.Wait()
+		assert.Equal(t, []string{full}, r.contents(), "the whole file, once")
+	})
+}
+
+// A request goes to the watch running when it is made. Made with no watch
+// running, it is not left for the next one; made after Unwatch and Watch, it
+// is the new watch's, which the stopping one cannot take from it.
+func TestARecheckIsForTheWatchRunningThen(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		write(t, path, "v1\n")
+		var adds atomic.Int32
+		fs := &fakes{addErr: func(string) error { adds.Add(1); return nil }}
+		f := Provider(path, withNotifier(fs.new), WithRecheckInterval(0), WithLogger(testLogger(t)))
+		f.Recheck()
+		r := newRecorder(f)
+		require.NoError(t, f.Watch(r.cb))
+		t.Cleanup(func() { shutdown(t, f) })
+		watching := adds.Load() // Watch watched the chain before it returned
+		synctest.Wait()
+		assert.Equal(t, watching, adds.Load(), "a request made before Watch made the new watch look")
+
+		for range 20 {
+			require.NoError(t, f.Unwatch())
+			require.NoError(t, f.Watch(r.cb))
+			f.Recheck()
+		}
+		replace(t, path, "v2\n") // no event
+		f.Recheck()
+		time.Sleep(DefaultQuietWindow)
+		synctest.Wait()
+		assert.Equal(t, []string{"v2\n"}, r.contents())
+	})
+}
+
+// A request to look cuts a backoff short: the watch is re-armed now, and
+// reads.
+func TestRecheckCutsABackoffShort(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		write(t, path, "v1\n")
+		f, r, fs := watchedFake(t, path, WithBackoff(time.Hour, time.Hour))
+		fs.last().fail(syscall.EIO)
+		synctest.Wait()
+		require.Equal(t, ModeRetrying, f.Stats().Mode)
+		calls, start := fs.calls(), time.Now()
+
+		replace(t, path, "v2\n")
+		f.Recheck()
+		synctest.Wait()
+		assert.Equal(t, calls+1, fs.calls(), "re-armed")
+		assert.Equal(t, ModeEvents, f.Stats().Mode)
+		assert.Equal(t, []string{"v2\n"}, r.contents())
+		assert.Zero(t, time.Since(start), "without waiting out the backoff")
+	})
+}
+
+// A set looks now too, and reads all its files as one.
+func TestASetRechecksNow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		write(t, filepath.Join(dir, "a.yaml"), "a: 1\n")
+		write(t, filepath.Join(dir, "b.yaml"), "b: 1\n")
+		fs := &fakes{}
+		s := Set(dir, []string{"a.yaml", "b.yaml"}, yaml.Parser(), withNotifier(fs.new), WithRecheckInterval(0),
+			WithLogger(testLogger(t)))
+		r := watchedSet(t, s)
+		synctest.Wait()
+
+		replace(t, filepath.Join(dir, "a.yaml"), "a: 2\n") // no events
+		replace(t, filepath.Join(dir, "b.yaml"), "b: 2\n")
+		s.Recheck()
+		time.Sleep(DefaultQuietWindow)
+		synctest.Wait()
+		m, _, n := r.last()
+		assert.Equal(t, 1, n, "one callback for the set")
+		assert.Equal(t, map[string]any{"a": 2, "b": 2}, m)
+		assert.Equal(t, "request", s.Stats().LastUpdateReason)
 	})
 }
 

@@ -65,7 +65,9 @@ type Stats struct {
 	Fingerprint string
 
 	// SHA256 is the hex SHA-256 of the content, only with WithContentHash;
-	// "" otherwise. Compare it with `sha256sum` of the file. Anyone who can
+	// "" otherwise. Compare it with `sha256sum` of the file. (A set's is
+	// over its files' names and contents together, which no tool computes:
+	// compare its Generation.) Anyone who can
 	// read it can test guesses at the content (a password, a token): never
 	// ask for it on a Secret.
 	SHA256 string
@@ -96,7 +98,6 @@ type stats struct {
 	lastError        error
 	lastErrorTime    time.Time
 	dirs             []string
-	got              got // what the application last got
 }
 
 // got is what Stats tell of the content the application last got.
@@ -106,8 +107,26 @@ type got struct {
 	gen     string
 }
 
-// snapshot returns the Stats of a provider.
+func gotOf(d *content) got {
+	return got{size: int64(d.size()), modTime: d.mtime, gen: d.gen}
+}
+
+// snapshot returns the Stats of a provider. The fingerprint, an HMAC, is
+// computed after the lock is released.
 func (c *core) snapshot() Stats {
+	s, seen := c.state()
+	if seen.state == seenContent {
+		s.Size, s.ModTime, s.Generation = seen.got.size, seen.got.modTime, seen.got.gen
+		s.Fingerprint = fingerprint(seen.sum)
+		if c.opts.contentHash {
+			s.SHA256 = hex.EncodeToString(seen.sum[:])
+		}
+	}
+	return s
+}
+
+// state copies the watch's state, and what the application last got.
+func (c *core) state() (Stats, seenMark) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.stats
@@ -126,14 +145,7 @@ func (c *core) snapshot() Stats {
 		s.Mode = st.mode
 		s.WatchedDirs = slices.Clone(st.dirs)
 	}
-	if c.seen.state == seenContent {
-		s.Size, s.ModTime, s.Generation = st.got.size, st.got.modTime, st.got.gen
-		s.Fingerprint = fingerprint(c.seen.sum)
-		if c.opts.contentHash {
-			s.SHA256 = hex.EncodeToString(c.seen.sum[:])
-		}
-	}
-	return s
+	return s, c.seen
 }
 
 // fingerprintKey keys the fingerprints: drawn at random when the process

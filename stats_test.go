@@ -26,7 +26,7 @@ func sha(s string) string {
 }
 
 func TestStatsFollowTheWatch(t *testing.T) {
-	dir := t.TempDir()
+	dir := realTempDir(t)
 	path := filepath.Join(dir, "config.yaml")
 	write(t, path, "v1\n")
 	f := Provider(path, WithLogger(testLogger(t)), WithBackoff(time.Hour, time.Hour), WithErrorCallbacks())
@@ -77,7 +77,7 @@ func TestStatsFollowTheWatch(t *testing.T) {
 }
 
 func TestStatsWatchedDirsFollowTheChain(t *testing.T) {
-	vol := filepath.Join(t.TempDir(), "config")
+	vol := filepath.Join(realTempDir(t), "config")
 	v := newVolume(t, vol, config(1))
 	f, r := watched(t, v.path("config.yaml"))
 	v.update(config(2))
@@ -87,6 +87,15 @@ func TestStatsWatchedDirsFollowTheChain(t *testing.T) {
 	want := append(onTheWay(t, vol), filepath.Join(vol, data))
 	require.Eventually(t, func() bool { return slices.Equal(want, f.Stats().WatchedDirs) }, waitFor, tick,
 		"the way to the volume, the volume and its current timestamped directory, not the old one: %v", f.Stats().WatchedDirs)
+}
+
+// realTempDir is a temporary directory with no symlink on its way (macOS's
+// is under /var, a symlink to /private/var), for a test that names what is
+// watched.
+func realTempDir(t *testing.T) string {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	return dir
 }
 
 // onTheWay lists the directories a watch of a file in dir watches, from the

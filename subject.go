@@ -110,14 +110,32 @@ func (f *fileSubject) resolve(before func(string)) sight {
 	return v
 }
 
+// read reads the file, and names the kubelet generation it came from: the
+// one ..data named both before and after the read. A read that a swap
+// fell in the middle of may be of either, and is made again; after
+// maxGenerationReads such reads the content stands, its generation unknown.
 func (f *fileSubject) read(why reason) reading {
-	c, err := readFile(f.abs, f.path, f.maxSize)
-	if err == nil {
+	dir := filepath.Dir(f.abs)
+	var c content
+	var err error
+	for range maxGenerationReads {
+		before := kubeletGeneration(dir)
+		c, err = readFile(f.abs, f.path, f.maxSize)
+		if err != nil {
+			return reading{why: why, err: err}
+		}
 		c.sig = signOf(0, "", c.info)
-		c.gen = kubeletGeneration(filepath.Dir(f.abs))
+		if kubeletGeneration(dir) == before {
+			c.gen = before
+			break
+		}
 	}
-	return reading{why: why, c: c, err: err}
+	return reading{why: why, c: c}
 }
+
+// maxGenerationReads bounds the reads of a file whose kubelet volume keeps
+// swapping its payload under them.
+const maxGenerationReads = 3
 
 func (f *fileSubject) stat() signature {
 	info, err := os.Stat(f.abs)

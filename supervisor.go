@@ -26,6 +26,7 @@ type supervisor struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the goroutine has exited
+	look   chan struct{} // Recheck's requests to look now; it holds one, so they coalesce
 
 	// Owned by the goroutine.
 	prev         *supervisor // the watch before, which may still be in its last callback
@@ -70,13 +71,23 @@ func (l launch) close() {
 // once prev, if any, has finished its last callback.
 func startSupervisor(parent context.Context, f *core, cb func(any, error), prev *supervisor, first launch, baseline seenMark) *supervisor {
 	ctx, cancel := context.WithCancel(parent)
-	sv := &supervisor{f: f, cb: cb, ctx: ctx, cancel: cancel, done: make(chan struct{}), prev: prev, seen: baseline}
+	sv := &supervisor{f: f, cb: cb, ctx: ctx, cancel: cancel, done: make(chan struct{}), look: make(chan struct{}, 1),
+		prev: prev, seen: baseline}
 	go sv.run(first)
 	return sv
 }
 
 func (sv *supervisor) stop()         { sv.cancel() }
 func (sv *supervisor) stopped() bool { return sv.ctx.Err() != nil }
+
+// nudge asks the watch to look now. It never blocks: a request already
+// pending will look at what this one would.
+func (sv *supervisor) nudge() {
+	select {
+	case sv.look <- struct{}{}:
+	default:
+	}
+}
 
 func (sv *supervisor) run(l launch) {
 	defer close(sv.done)
@@ -131,9 +142,11 @@ func (sv *supervisor) runSession(l launch) error {
 	}
 	defer l.s.close()
 	sv.sessionStarted(l.s)
-	return l.s.run(sv.ctx, sv, l.read)
+	return l.s.run(sv.ctx, sv, l.read, sv.look)
 }
 
+// sleep waits out a backoff, and reports whether the watch goes on. A
+// request to look now cuts it short: the next session's launch is the look.
 func (sv *supervisor) sleep(d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -142,6 +155,8 @@ func (sv *supervisor) sleep(d time.Duration) bool {
 		return false
 	case <-t.C:
 		return true
+	case <-sv.look:
+		return sv.ctx.Err() == nil
 	}
 }
 

@@ -36,7 +36,12 @@ func Example() {
 	}
 	defer cfg.Close()
 	reloaded := make(chan struct{}, 1)
-	defer cfg.Subscribe(func(_, _ *koanf.Koanf) { reloaded <- struct{}{} })()
+	defer cfg.Subscribe(func(_, _ *koanf.Koanf) {
+		select { // never block the reload on the test
+		case reloaded <- struct{}{}:
+		default:
+		}
+	})()
 
 	// kubelet updates the ConfigMap: bob's role is revoked.
 	if _, err := vol.Update(map[string]string{"roles.yaml": "roles: {alice: [read, write]}\n"}); err != nil {

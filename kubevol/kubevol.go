@@ -19,6 +19,7 @@ package kubevol
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -31,9 +32,16 @@ const (
 	dataDirTmp = "..data_tmp"
 )
 
+// ErrInvalidKey is returned for a payload key kubelet would refuse, or
+// that is not a top-level file name: empty, "." or "..", starting with
+// "..", or holding a path separator.
+var ErrInvalidKey = errors.New("kubevol: invalid key")
+
 // Volume is a kubelet-style volume directory. Keys are top-level file
-// names; a payload maps each key to its content.
+// names; a payload maps each key to its content. Like kubelet, make one
+// update at a time: a Volume is not safe for concurrent use.
 type Volume struct {
+	// Dir is the volume directory, where a pod mounts the volume.
 	Dir string
 	// BeforeSwap, if set, is called just before the ..data swap that makes
 	// an update visible; a benchmark can time latency from it.
@@ -125,6 +133,9 @@ func (v *Volume) Update(payload map[string]string) (bool, error) {
 // WriteGeneration writes payload into a new timestamped directory, with
 // kubelet's modes, and returns its name. Nothing a pod reads changes yet.
 func (v *Volume) WriteGeneration(payload map[string]string) (string, error) {
+	if err := checkKeys(payload); err != nil {
+		return "", err
+	}
 	dir, err := os.MkdirTemp(v.Dir, time.Now().UTC().Format("..2006_01_02_15_04_05."))
 	if err != nil {
 		return "", err
@@ -160,6 +171,9 @@ func (v *Volume) Swap(gen string) error {
 // SyncKeys links each key of payload that has no link yet, <key> ->
 // ..data/<key>, and removes the links of the keys payload does not have.
 func (v *Volume) SyncKeys(payload map[string]string) error {
+	if err := checkKeys(payload); err != nil {
+		return err
+	}
 	for key := range payload {
 		if _, err := os.Lstat(v.Path(key)); err != nil {
 			if err := os.Symlink(filepath.Join(dataDir, key), v.Path(key)); err != nil {
@@ -199,7 +213,8 @@ func (v *Volume) RemoveGeneration(gen string) error {
 
 // SwapRemoveCreate updates the way some writers do (and the report behind
 // keepwatch saw): ..data is removed, and only after pause created again,
-// pointing at the new payload. Meanwhile every key is missing.
+// pointing at the new payload. Meanwhile every key is missing. BeforeSwap
+// is called before the create, which makes the update visible.
 func (v *Volume) SwapRemoveCreate(payload map[string]string, pause time.Duration) error {
 	oldGen, err := v.Generation()
 	if err != nil {
@@ -213,6 +228,9 @@ func (v *Volume) SwapRemoveCreate(payload map[string]string, pause time.Duration
 		return err
 	}
 	time.Sleep(pause)
+	if v.BeforeSwap != nil {
+		v.BeforeSwap()
+	}
 	if err := os.Symlink(gen, filepath.Join(v.Dir, dataDir)); err != nil {
 		return err
 	}
@@ -220,4 +238,15 @@ func (v *Volume) SwapRemoveCreate(payload map[string]string, pause time.Duration
 		return err
 	}
 	return v.RemoveGeneration(oldGen)
+}
+
+// checkKeys returns ErrInvalidKey, naming the key, for the first key of
+// payload that is not a plain top-level file name kubelet would write.
+func checkKeys(payload map[string]string) error {
+	for key := range payload {
+		if key == "" || key == "." || strings.HasPrefix(key, "..") || strings.ContainsAny(key, `/\`) {
+			return fmt.Errorf("%w: %q", ErrInvalidKey, key)
+		}
+	}
+	return nil
 }

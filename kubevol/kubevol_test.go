@@ -54,3 +54,21 @@ func TestAVolumeLooksAsKubeletsDoes(t *testing.T) {
 	_, err = os.Lstat(v.Path("c"))
 	assert.ErrorIs(t, err, os.ErrNotExist)
 }
+
+// Keys kubelet would refuse, or that are no top-level file name, are
+// refused before anything is written.
+func TestInvalidKeysAreRefused(t *testing.T) {
+	v, err := New(filepath.Join(t.TempDir(), "cm"), map[string]string{"a": "1"})
+	require.NoError(t, err)
+	gen, _ := v.Generation()
+	for _, key := range []string{"", ".", "..", "..data", "a/b", `a\b`} {
+		_, err := v.Update(map[string]string{key: "x"})
+		assert.ErrorIs(t, err, ErrInvalidKey, "%q", key)
+		assert.ErrorIs(t, v.SwapRemoveCreate(map[string]string{key: "x"}, 0), ErrInvalidKey, "%q", key)
+	}
+	now, _ := v.Generation()
+	assert.Equal(t, gen, now, "nothing written")
+	entries, err := os.ReadDir(v.Dir)
+	require.NoError(t, err)
+	assert.Len(t, entries, 3, "..data, its generation, the key's link")
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -41,13 +42,21 @@ func (s severity) String() string {
 
 // report collects the doctor's findings and prints them as it goes.
 type report struct {
-	out   io.Writer
-	worst severity
+	out       io.Writer
+	worst     severity
+	unchecked []string // the checks it could not make here
 }
 
 func (r *report) add(s severity, check, format string, args ...any) {
 	r.worst = max(r.worst, s)
 	fmt.Fprintf(r.out, "%-8s %-11s %s\n", s, check, fmt.Sprintf(format, args...))
+}
+
+// skip says that a check cannot be made here, and why; the verdict names
+// it, so that a pass is never claimed for what was not checked.
+func (r *report) skip(check, format string, args ...any) {
+	r.unchecked = append(r.unchecked, check)
+	r.add(info, check, "not checked on "+runtime.GOOS+": "+format, args...)
 }
 
 func doctorCmd(args []string, stdout, stderr io.Writer) error {
@@ -85,6 +94,9 @@ func doctorCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, "verdict: hot reload will work with keepwatch; read the warnings above")
 	default:
 		fmt.Fprintln(stdout, "verdict: hot reload will work")
+	}
+	if len(r.unchecked) > 0 {
+		fmt.Fprintf(stdout, "         as far as checked: %s not checked on %s\n", strings.Join(r.unchecked, ", "), runtime.GOOS)
 	}
 	return nil
 }
@@ -153,7 +165,7 @@ func (r *report) layout(abs string) {
 
 func (r *report) mount(abs, real, table string) {
 	if table == mountinfo.Path && !hasMountTable {
-		r.add(info, "subPath", "%s: no mount table here; run the doctor in the pod, or pass a copy of its /proc/1/mountinfo with -mountinfo", unchecked)
+		r.skip("subPath", "no mount table here; run the doctor in the pod, or pass a copy of its /proc/1/mountinfo with -mountinfo")
 		return
 	}
 	mounts, err := mountinfo.ReadFile(table)
@@ -183,7 +195,7 @@ func (r *report) filesystem(dir string) {
 	name, noEvents := fsinfo.Type(dir)
 	switch {
 	case name == "" && !hasFSTypes:
-		r.add(info, "filesystem", "%s: it names the filesystem, and knows which deliver no events, on Linux only", unchecked)
+		r.skip("filesystem", "the filesystem's type, and whether it delivers events for remote changes (NFS, SMB, FUSE do not), are known on Linux only")
 	case name == "":
 		r.add(info, "filesystem", "unknown type at %s", dir)
 	case noEvents:

@@ -15,7 +15,6 @@ const (
 	eventCheck    = "inotify" // the name of the check that a watch works
 	hasMountTable = true      // /proc/self/mountinfo, for the subPath check
 	hasFSTypes    = true      // statfs(2) names the filesystem
-	unchecked     = ""
 )
 
 func explain(err error) string {

@@ -11,17 +11,18 @@ const (
 	eventCheck    = "events"
 	hasMountTable = false
 	hasFSTypes    = false
-	unchecked     = "not checked on " + runtime.GOOS
 )
 
 // eventAPI is what fsnotify watches with on this OS.
-var eventAPI = map[string]string{
-	"darwin":  "kqueue",
-	"freebsd": "kqueue",
-	"netbsd":  "kqueue",
-	"openbsd": "kqueue",
-	"windows": "ReadDirectoryChangesW",
-}[runtime.GOOS]
+var eventAPI = func() string {
+	switch runtime.GOOS {
+	case "darwin", "freebsd", "netbsd", "openbsd", "dragonfly":
+		return "kqueue"
+	case "windows":
+		return "ReadDirectoryChangesW"
+	}
+	return "fsnotify"
+}()
 
 func explain(err error) string { return err.Error() }
 
@@ -29,5 +30,5 @@ func explain(err error) string { return err.Error() }
 // kqueue holds a descriptor for each watched file and directory instead,
 // within the process's open-file limit.
 func (r *report) limits() {
-	r.add(info, "limits", "%s: the instance and watch limits are inotify's (Linux)", unchecked)
+	r.skip("limits", "the instance and watch limits are inotify's (Linux)")
 }

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"unicode/utf8"
 )
 
 // maxSymlinks is Linux's limit on symlinks followed in one lookup.
@@ -49,8 +50,7 @@ type Chain struct {
 // the care.
 func Resolve(abs string, before func(path string)) Chain {
 	c := Chain{Names: make(map[string]bool)}
-	cur := string(filepath.Separator)
-	rest := split(abs)
+	cur, rest := root(abs)
 	for len(rest) > 0 {
 		name := rest[0]
 		rest = rest[1:]
@@ -83,10 +83,16 @@ func Resolve(abs string, before func(path string)) Chain {
 				return c
 			}
 			c.Hops = append(c.Hops, Hop{Link: next, Target: target})
-			if filepath.IsAbs(target) {
-				cur = string(filepath.Separator)
+			var names []string
+			switch {
+			case filepath.IsAbs(target):
+				cur, names = root(target)
+			case target != "" && os.IsPathSeparator(target[0]): // Windows: rooted on the link's volume
+				cur, names = filepath.VolumeName(cur)+string(filepath.Separator), split(target)
+			default:
+				names = split(target)
 			}
-			rest = append(split(target), rest...)
+			rest = append(names, rest...)
 		case len(rest) == 0:
 			c.addDir(cur)
 			c.Real = next
@@ -140,8 +146,17 @@ func (c *Chain) fail(dir string, err error) {
 	c.Err = err
 }
 
-// split splits a path into its names, dropping empty ones and ".".
+// root splits an absolute path into the directory its lookup starts from,
+// "/" (on Windows its volume's root: `C:\` or `\\host\share\`), and the
+// names to look up from there.
+func root(abs string) (string, []string) {
+	vol := filepath.VolumeName(abs)
+	return vol + string(filepath.Separator), split(abs[len(vol):])
+}
+
+// split splits a path into its names, at every separator the OS has (both
+// `\` and `/` on Windows), dropping empty ones and ".".
 func split(p string) []string {
-	parts := strings.Split(p, string(filepath.Separator))
-	return slices.DeleteFunc(parts, func(s string) bool { return s == "" || s == "." })
+	parts := strings.FieldsFunc(p, func(r rune) bool { return r < utf8.RuneSelf && os.IsPathSeparator(uint8(r)) })
+	return slices.DeleteFunc(parts, func(s string) bool { return s == "." })
 }

@@ -3,6 +3,8 @@ package chain
 import (
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"testing"
 )
 
@@ -74,4 +76,31 @@ func FuzzResolve(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A path's lookup starts at its root: "/", or on Windows its volume's.
+func TestRootSplitsAtTheRoot(t *testing.T) {
+	type split struct {
+		root  string
+		names []string
+	}
+	cases := map[string]split{
+		"/":                       {"/", nil},
+		"/etc/app/../config.yaml": {"/", []string{"etc", "app", "..", "config.yaml"}},
+		"//etc/./app/":            {"/", []string{"etc", "app"}},
+	}
+	if runtime.GOOS == "windows" {
+		cases = map[string]split{
+			`C:\`:                        {`C:\`, nil},
+			`C:\app\config.yaml`:         {`C:\`, []string{"app", "config.yaml"}},
+			`C:/app/./conf\config.yaml`:  {`C:\`, []string{"app", "conf", "config.yaml"}},
+			`\\host\share\app\conf.yaml`: {`\\host\share\`, []string{"app", "conf.yaml"}},
+		}
+	}
+	for abs, want := range cases {
+		root, names := root(abs)
+		if root != want.root || !slices.Equal(names, want.names) {
+			t.Errorf("root(%q) = %q, %q; want %q, %q", abs, root, names, want.root, want.names)
+		}
+	}
 }

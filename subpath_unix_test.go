@@ -1,3 +1,5 @@
+//go:build unix
+
 package file
 
 import (
@@ -12,6 +14,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// Mount tables name Unix paths: these tests give the provider one, a copy
+// of a pod's, and run wherever such paths do.
 
 // A subPath mount, as a pod's mount table shows it, is reported once,
 // through the callback and the log, and the watch goes on.
