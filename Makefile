@@ -9,7 +9,7 @@ STATICCHECK := $(BIN)/staticcheck
 
 SOAK        ?= 10m
 
-.PHONY: help test test-fsnotify demo bench lint soak fuzz
+.PHONY: help test test-fsnotify test-wine demo bench lint soak fuzz
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -20,6 +20,17 @@ test: ## vet, then run every test with the race detector
 
 test-fsnotify: ## the root package's tests through fsnotify's backend, as on macOS, BSD and Windows
 	$(GO) test -race -count=1 . -args -backend=fsnotify
+
+WINEPREFIX  ?= $(CURDIR)/bin/wine
+
+# Not in CI: Wine is not Windows (see the README's Platforms), and this needs
+# apt-get install wine64 gcc-mingw-w64-x86-64.
+test-wine: ## the root package's tests as a Windows binary, under Wine
+	@mkdir -p $(WINEPREFIX)/drive_c/windows/system32
+	x86_64-w64-mingw32-gcc -shared -o $(WINEPREFIX)/drive_c/windows/system32/bcryptprimitives.dll testdata/wine/bcryptprimitives.c
+	GOOS=windows GOARCH=amd64 $(GO) test -c -o $(BIN)/keepwatch.test.exe .
+	WINEDEBUG=-all WINEPREFIX=$(WINEPREFIX) wine $(BIN)/keepwatch.test.exe -test.v -test.timeout 30m 2>&1 | tee wine.out \
+		| grep --line-buffered -E '^(--- |FAIL|ok|PASS)'
 
 demo: ## put keepwatch and koanf's stock provider through the same ConfigMap updates
 	$(GO) run ./cmd/demo

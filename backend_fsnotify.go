@@ -14,25 +14,41 @@ import (
 // close of a written file nor the kernel dropping a watch; the sessions
 // make up for that with the quiet window and the re-check. It also serves
 // on Linux in tests, to check that the hub works with what it offers.
+//
+// Two goroutines: one drains fsnotify's channels into a queue and never
+// waits for anything else, one hands the queue to the handler. The hop is
+// needed: the hub calls Add and Remove holding its lock, and on Windows
+// fsnotify's Add waits for fsnotify's own goroutine, which waits for its
+// channels to be read; a reader blocked on the hub's lock would deadlock
+// the three (found running the tests under Wine).
 type fsnotifyBackend struct {
 	w    *fsnotify.Watcher
 	h    handler
 	done chan struct{} // closed by Close
 	wg   sync.WaitGroup
 	once sync.Once
+	more chan struct{} // holds one: the queue has something to hand on
 
-	mu   sync.Mutex
-	ids  map[string]int // watched path → its id
-	next int
+	mu    sync.Mutex
+	ids   map[string]int // watched path → its id
+	next  int
+	queue []rawEvent // translated, not handed on yet
+	lost  bool       // the queue overflowed, or fsnotify's did: hand on a rescan
+	fault error      // fsnotify failed: hand it on after the queue, and stop
 }
+
+// maxFsnotifyQueue bounds the events waiting for the hub; beyond it they
+// are dropped for a rescan, as the kernel's queue does.
+const maxFsnotifyQueue = 4096
 
 func newFsnotifyBackend(h handler) (backend, error) {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, err
 	}
-	b := &fsnotifyBackend{w: w, h: h, done: make(chan struct{}), ids: make(map[string]int)}
-	b.wg.Go(b.read)
+	b := &fsnotifyBackend{w: w, h: h, done: make(chan struct{}), more: make(chan struct{}, 1), ids: make(map[string]int)}
+	b.wg.Go(b.drain)
+	b.wg.Go(b.handOn)
 	return b, nil
 }
 
@@ -79,50 +95,108 @@ func (b *fsnotifyBackend) Close() error {
 	return err
 }
 
-// read translates fsnotify's events, named by path, into events on the
-// watches that see them: the watched path itself, and the entry of a
-// watched directory.
-func (b *fsnotifyBackend) read() {
-	for {
+// drain reads fsnotify's channels into the queue, translating each event
+// into events on the watches that see it, until Close. It goes on reading
+// after a failure, which the hub then ends the backend for: fsnotify's
+// goroutine must never be left blocked on a send, or Add, which waits for
+// it on Windows, would never return.
+func (b *fsnotifyBackend) drain() {
+	events, errs := b.w.Events, b.w.Errors
+	for events != nil || errs != nil {
 		select {
-		case ev, ok := <-b.w.Events:
+		case <-b.done:
+			return
+		case ev, ok := <-events:
 			if !ok {
-				b.closed(errEventsClosed)
-				return
+				events = nil
+				b.failLater(errEventsClosed)
+				continue
 			}
-			if batch := b.translate(ev); len(batch) > 0 {
-				b.h.events(batch)
-			}
-		case err, ok := <-b.w.Errors:
+			b.enqueue(ev)
+		case err, ok := <-errs:
 			switch {
 			case !ok:
-				b.closed(errErrorsClosed)
-				return
+				errs = nil
+				b.failLater(errErrorsClosed)
 			case errors.Is(err, fsnotify.ErrEventOverflow):
-				// Events were lost, the watches are fine: look again.
-				b.h.events([]rawEvent{{id: everyWatch, op: opRescan}})
+				b.loseLater() // events were lost, the watches are fine: look again
 			default:
-				b.h.failed(err)
-				return
+				b.failLater(err)
 			}
 		}
 	}
 }
 
-// closed reports a channel that fsnotify closed, unless Close closed it.
-func (b *fsnotifyBackend) closed(err error) {
+func (b *fsnotifyBackend) enqueue(ev fsnotify.Event) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.queue) >= maxFsnotifyQueue {
+		b.queue, b.lost = nil, true
+	} else {
+		b.queue = append(b.queue, b.translateLocked(ev)...)
+	}
+	b.wake()
+}
+
+func (b *fsnotifyBackend) loseLater() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.queue, b.lost = nil, true
+	b.wake()
+}
+
+// failLater queues a failure, the first only, unless Close caused it.
+func (b *fsnotifyBackend) failLater(err error) {
 	select {
 	case <-b.done:
+		return
 	default:
-		b.h.failed(err)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.fault == nil {
+		b.fault = err
+	}
+	b.wake()
+}
+
+func (b *fsnotifyBackend) wake() {
+	select {
+	case b.more <- struct{}{}:
+	default: // a wake-up is pending; it takes everything queued
 	}
 }
 
-func (b *fsnotifyBackend) translate(ev fsnotify.Event) []rawEvent {
+// handOn hands the queue to the handler, until a failure or Close.
+func (b *fsnotifyBackend) handOn() {
+	for {
+		select {
+		case <-b.done:
+			return
+		case <-b.more:
+		}
+		b.mu.Lock()
+		batch, lost, fault := b.queue, b.lost, b.fault
+		b.queue, b.lost = nil, false
+		b.mu.Unlock()
+		if lost {
+			b.h.events([]rawEvent{{id: everyWatch, op: opRescan}})
+		}
+		if len(batch) > 0 {
+			b.h.events(batch)
+		}
+		if fault != nil {
+			b.h.failed(fault)
+			return
+		}
+	}
+}
+
+// translateLocked names the watches that see ev: the watched path itself,
+// and the entry of a watched directory.
+func (b *fsnotifyBackend) translateLocked(ev fsnotify.Event) []rawEvent {
 	name := filepath.Clean(ev.Name)
 	o := opOf(ev.Op)
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	var out []rawEvent
 	if id, ok := b.ids[name]; ok {
 		out = append(out, rawEvent{id: id, op: o})

@@ -7,9 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -257,7 +259,21 @@ func replaceFile(path, data string) error {
 	if err := os.WriteFile(tmp, []byte(data), 0o644); err != nil {
 		return err
 	}
-	return os.Rename(tmp, path)
+	return renameOver(tmp, path)
+}
+
+// renameOver renames from over to. Windows refuses to replace a file that
+// someone has open (a reader in the test, or in the provider, unless the
+// system honours its FILE_SHARE_DELETE), as Windows writers know: they try
+// again, and so does this, for a while.
+func renameOver(from, to string) error {
+	err := os.Rename(from, to)
+	for deadline := time.Now().Add(waitFor); err != nil && runtime.GOOS == "windows" &&
+		errors.Is(err, fs.ErrPermission) && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+		err = os.Rename(from, to)
+	}
+	return err
 }
 
 // sentinel makes a last change and waits for it, so that everything the

@@ -157,42 +157,43 @@ func TestHubCountsDirectoryWatchesAndClosesWithTheLastSubscription(t *testing.T)
 
 func TestHubDispatchesEventsByWantedPath(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
+		p := filepath.FromSlash // the paths as the OS spells them
 		raw := &fakeBackends{}
 		h := newHub(raw.newBackend)
 		a, _ := h.subscribe()
 		b, _ := h.subscribe()
 		defer a.Close()
 		defer b.Close()
-		require.NoError(t, a.Add("/vol"))
-		a.Want("/vol/config.yaml")
-		a.Want("/vol/..data")
-		require.NoError(t, b.Add("/vol/..2026"))
-		require.NoError(t, b.Add("/vol"))
-		b.Want("/vol/other.yaml")
+		require.NoError(t, a.Add(p("/vol")))
+		a.Want(p("/vol/config.yaml"))
+		a.Want(p("/vol/..data"))
+		require.NoError(t, b.Add(p("/vol/..2026")))
+		require.NoError(t, b.Add(p("/vol")))
+		b.Want(p("/vol/other.yaml"))
 		w := raw.last()
 
 		queued := func(n notifier) int { return len(n.(*subscription).events) }
-		w.send("/vol/config.yaml", opCreate)
+		w.send(p("/vol/config.yaml"), opCreate)
 		synctest.Wait()
 		assert.Equal(t, 1, queued(a))
 		assert.Equal(t, 0, queued(b), "same directory, another file")
 
-		w.send("/vol/..data", opCreate)
-		w.send("/vol/..2026_new", opCreate) // nobody's
+		w.send(p("/vol/..data"), opCreate)
+		w.send(p("/vol/..2026_new"), opCreate) // nobody's
 		synctest.Wait()
 		assert.Equal(t, 2, queued(a))
 		assert.Equal(t, 0, queued(b))
 
 		// An event on a watched directory itself reaches its watchers.
-		w.send("/vol/..2026", opRemove)
+		w.send(p("/vol/..2026"), opRemove)
 		synctest.Wait()
 		assert.Equal(t, 2, queued(a))
 		assert.Equal(t, 1, queued(b))
 
 		// Forgotten paths are no longer dispatched.
-		a.Forget(map[string]bool{"/vol/..data": true})
-		w.send("/vol/config.yaml", opWrite)
-		w.send("/vol/..data", opCreate)
+		a.Forget(map[string]bool{p("/vol/..data"): true})
+		w.send(p("/vol/config.yaml"), opWrite)
+		w.send(p("/vol/..data"), opCreate)
 		synctest.Wait()
 		assert.Equal(t, 3, queued(a))
 	})
@@ -200,17 +201,18 @@ func TestHubDispatchesEventsByWantedPath(t *testing.T) {
 
 func TestASubscriptionThatFallsBehindGetsOneRescan(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
+		p := filepath.FromSlash // the paths as the OS spells them
 		raw := &fakeBackends{}
 		h := newHub(raw.newBackend)
 		s, _ := h.subscribe()
 		defer s.Close()
-		require.NoError(t, s.Add("/vol"))
+		require.NoError(t, s.Add(p("/vol")))
 		for i := range 3 * subBuffer {
-			s.Want(fmt.Sprintf("/vol/f%d", i))
+			s.Want(fmt.Sprintf(p("/vol/f%d"), i))
 		}
-		s.Want("/vol/again")
+		s.Want(p("/vol/again"))
 		for i := range 3 * subBuffer {
-			raw.last().send(fmt.Sprintf("/vol/f%d", i), opWrite)
+			raw.last().send(fmt.Sprintf(p("/vol/f%d"), i), opWrite)
 		}
 		synctest.Wait()
 		events := s.(*subscription).events
@@ -221,9 +223,9 @@ func TestASubscriptionThatFallsBehindGetsOneRescan(t *testing.T) {
 		assert.Equal(t, event{op: opRescan}, <-events, "the last slot says events were lost")
 
 		// Once drained, events flow again.
-		raw.last().send("/vol/again", opWrite)
+		raw.last().send(p("/vol/again"), opWrite)
 		synctest.Wait()
-		assert.Equal(t, "/vol/again", (<-events).name)
+		assert.Equal(t, p("/vol/again"), (<-events).name)
 	})
 }
 

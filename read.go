@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"time"
 )
 
@@ -71,7 +70,7 @@ type target struct {
 // feed it forever; it never reads more than limit+1 bytes, so a file that
 // grows while being read cannot exhaust memory.
 func readFile(abs, name string, limit int64) (content, error) {
-	fd, err := os.OpenFile(abs, os.O_RDONLY|openFlags, 0)
+	fd, err := openToRead(abs)
 	if err != nil {
 		return content{}, renamePath(err, name)
 	}

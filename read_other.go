@@ -1,11 +1,17 @@
-//go:build !unix
+//go:build !unix && !windows
 
 package file
 
-import "io/fs"
+import (
+	"io/fs"
+	"os"
+)
 
-// openFlags: elsewhere an open does not block on what is not a file.
-const openFlags = 0
+// openToRead opens a file for reading; elsewhere an open does not block on
+// what is not a file.
+func openToRead(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY, 0)
+}
 
 // fileID returns what tells one file from another; here, nothing: size and
 // modification time have to do.

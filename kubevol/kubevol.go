@@ -23,6 +23,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 )
@@ -155,17 +156,28 @@ func (v *Volume) WriteGeneration(payload map[string]string) (string, error) {
 	return filepath.Base(dir), nil
 }
 
-// Swap makes gen the volume's payload at once: a ..data_tmp symlink to it,
-// renamed over ..data.
+// Swap makes gen the volume's payload: a ..data_tmp symlink to it, renamed
+// over ..data, at once. On Windows, where a symlink cannot be renamed over
+// another, kubelet removes ..data and links it again instead, and so does
+// Swap: for a moment every key is missing there.
 func (v *Volume) Swap(gen string) error {
-	tmp := filepath.Join(v.Dir, dataDirTmp)
+	tmp, data := filepath.Join(v.Dir, dataDirTmp), filepath.Join(v.Dir, dataDir)
 	if err := os.Symlink(gen, tmp); err != nil {
 		return err
 	}
 	if v.BeforeSwap != nil {
 		v.BeforeSwap()
 	}
-	return os.Rename(tmp, filepath.Join(v.Dir, dataDir))
+	if runtime.GOOS != "windows" {
+		return os.Rename(tmp, data)
+	}
+	if err := os.Remove(data); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if err := os.Symlink(gen, data); err != nil {
+		return err
+	}
+	return os.Remove(tmp)
 }
 
 // SyncKeys links each key of payload that has no link yet, <key> ->
