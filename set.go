@@ -274,7 +274,14 @@ func (s *setSubject) resolve(before func(string)) sight {
 		note(filepath.Join(p.dir, n))
 		path := filepath.Join(p.base, n)
 		note(path)
-		if info, err := os.Lstat(path); err != nil || info.Mode()&fs.ModeSymlink == 0 {
+		info, err := os.Lstat(path)
+		if err != nil {
+			// Missing (or unreadable) for now: the directory's watch sees
+			// it come back. Watching the file itself would fail, and a
+			// failed watch ends the session.
+			continue
+		}
+		if info.Mode()&fs.ModeSymlink == 0 {
 			// A file, as in a kubelet payload: nothing more to follow.
 			v.files = appendNew(v.files, path)
 			continue

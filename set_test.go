@@ -197,6 +197,9 @@ func TestASetWithAFileMissingReportsItAndWaits(t *testing.T) {
 	assert.ErrorContains(t, r.errors()[0], "b.yaml")
 	replace(t, filepath.Join(dir, "b.yaml"), "b: 2\n")
 	r.wait(t, func(m map[string]any) bool { return m["b"] == 2 })
+	// The missing file was waited for by the directory's watch: the watch
+	// itself never failed over it.
+	assert.Zero(t, s.Stats().Restarts)
 
 	// Bad input is refused: a directory where a file should be.
 	require.NoError(t, os.Remove(filepath.Join(dir, "b.yaml")))
