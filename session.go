@@ -268,6 +268,7 @@ func (s *session) onEvent(ev event) {
 	}
 	switch {
 	case ev.has(opCreate | opRemove):
+		s.settle.dropGuess()
 		s.lookAgain = true
 	case ev.has(opWrite) && s.settle.window > 0:
 		s.settle.writing(reasonWrite, s.caps.closes)
@@ -349,12 +350,8 @@ func (s *session) look(why reason, force bool) error {
 		s.read(why, false)
 	case s.settle.window > 0 && st != 0:
 		// Without events, nothing says whether a writer is done: give it a
-		// window. A wait already running is not extended: the stat differs
-		// from the last read until the wait ends and reads, so extending
-		// would put every polled update off to the wait's cap.
-		if !s.settle.blocksReads() {
-			s.settle.writing(why, false)
-		}
+		// window.
+		s.settle.guess(why)
 	default:
 		s.read(why, true)
 	}

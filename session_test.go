@@ -490,6 +490,39 @@ func TestARecheckedTruncationStillWaitsForTheWritersClose(t *testing.T) {
 	})
 }
 
+// Found by the set benchmark: a re-check that falls in the middle of an
+// update sees the stat changed and, with no event to say how, waits a quiet
+// window. The swap's event, when it comes, says how: it is read at once,
+// not a window later. A write event, though, keeps the wait.
+func TestARecheckedChangeIsReadAtOnceWhenItsEventShowsASwap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		write(t, path, "v1\n")
+		fs := &fakes{caps: caps{closes: true}}
+		_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(time.Second), WithQuietWindow(testQuiet))
+		synctest.Wait()
+		n := fs.last()
+
+		replace(t, path, "v2\n") // the re-check comes before the event
+		advance(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
+		assert.Empty(t, r.contents(), "a changed stat alone waits a window")
+		send(n, path, opCreate)
+		synctest.Wait()
+		assert.Equal(t, []string{"v2\n"}, r.contents(), "the rename's event read it at once")
+
+		write(t, path, "v") // in place, and the re-check comes first again
+		advance(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
+		send(n, path, opWrite)
+		send(n, path, opCreate) // an unrelated create of the name cannot cut a writer short
+		synctest.Wait()
+		assert.Equal(t, []string{"v2\n"}, r.contents(), "read while the writer has the file open")
+		write(t, path, "v3\n")
+		send(n, path, opClose)
+		synctest.Wait()
+		assert.Equal(t, []string{"v2\n", "v3\n"}, r.contents())
+	})
+}
+
 // Found in review: a slow callback lets the subscription's buffer fill,
 // and the writer's close is lost with the other events. The rescan that
 // follows must not wait for a close that will not come.

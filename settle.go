@@ -32,6 +32,7 @@ type settle struct {
 	why        reason        // what started it
 	writes     bool          // the kind: writing, or doubt
 	untilClose bool          // writing, and the writer's close will end it
+	guessed    bool          // writing, on a changed stat alone: no write seen
 }
 
 // writing starts a wait for writes to end, or extends one; a doubt becomes
@@ -39,6 +40,7 @@ type settle struct {
 // a close is not extended by more writes.
 func (q *settle) writing(why reason, closes bool) {
 	now := time.Now()
+	q.guessed = false
 	if q.timer == nil || !q.writes {
 		q.stop()
 		q.start, q.why, q.writes, q.untilClose = now, why, true, closes
@@ -56,6 +58,28 @@ func (q *settle) writing(why reason, closes bool) {
 		return
 	}
 	q.timer.Reset(max(0, min(q.window, q.start.Add(maxWaitFactor*q.window).Sub(now))))
+}
+
+// guess starts a wait for writes that nothing but a changed stat suggests
+// (the re-check found the file changed, no event said how), unless one is
+// running. A wait already running is not extended: the stat differs from
+// the last read until the wait ends and reads, so extending would put every
+// polled update off to the wait's cap.
+func (q *settle) guess(why reason) {
+	if q.blocksReads() {
+		return
+	}
+	q.writing(why, false)
+	q.guessed = true
+}
+
+// dropGuess ends a guessed wait: an event has shown the change to be a
+// rename or a swap, which is read at once, as it would have been had the
+// re-check not come first.
+func (q *settle) dropGuess() {
+	if q.timer != nil && q.writes && q.guessed {
+		q.stop()
+	}
 }
 
 // closeLost turns a wait for a writer's close into a wait for quiet:
