@@ -361,3 +361,22 @@ func needCaps(t *testing.T, want caps, what string) {
 		t.Skipf("the backend cannot see %s", what)
 	}
 }
+
+// awaitSteady waits until count has returned the same number a few samples
+// in a row, and returns it: watches are added and removed after a
+// delivery, off the path to the callback, so a count taken right after one
+// may catch them half done.
+func awaitSteady(t *testing.T, count func() int) int {
+	t.Helper()
+	last, same := -1, 0
+	require.Eventually(t, func() bool {
+		n := count()
+		if n == last {
+			same++
+		} else {
+			last, same = n, 0
+		}
+		return same >= 3
+	}, waitFor, 20*time.Millisecond)
+	return last
+}

@@ -104,7 +104,7 @@ func TestAnAncestorRenamedOrExchangedIsFollowed(t *testing.T) {
 		r.logDelay(t, "ancestors exchanged", start)
 		require.NoError(t, os.RemoveAll(app+".next"))
 		sentinel(t, r, path) // the session has settled on the new chain
-		watches = append(watches, kernelWatches(t, h))
+		watches = append(watches, awaitSteady(t, func() int { return kernelWatches(t, h) }))
 	}
 	for i, n := range watches {
 		assert.Equal(t, watches[0], n, "kernel watches after round %d: %v", i+1, watches)

@@ -159,7 +159,7 @@ func TestAStockRestartWrapperWorksUnchanged(t *testing.T) {
 			// The kernel drops the removed directories' watches at once; the
 			// watches on what is left come as each watch takes in the loss.
 			// Count from when they have.
-			awaitSteadyKernelWatches(t)
+			awaitSteady(t, countKernelWatches)
 			var goroutines, watches []int
 			for start := time.Now(); time.Since(start) < *wrapperOutage; time.Sleep(100 * time.Millisecond) {
 				goroutines = append(goroutines, runtime.NumGoroutine())
@@ -337,20 +337,4 @@ func TestAReadBytesPollerSwallowsNoCallback(t *testing.T) {
 	}
 	assert.Equal(t, want, r.contents())
 	assert.Positive(t, polls.Load())
-}
-
-// awaitSteadyKernelWatches waits until the process's kernel watches have
-// stayed the same for a few samples in a row.
-func awaitSteadyKernelWatches(t *testing.T) {
-	t.Helper()
-	last, same := -1, 0
-	require.Eventually(t, func() bool {
-		n := countKernelWatches()
-		if n == last {
-			same++
-		} else {
-			last, same = n, 0
-		}
-		return same >= 3
-	}, waitFor, 20*time.Millisecond)
 }
