@@ -275,6 +275,9 @@ func inotifyOp(mask uint32) op {
 	if mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0 {
 		o |= opCreate
 	}
+	if mask&unix.IN_CREATE != 0 {
+		o |= opMade
+	}
 	if mask&(unix.IN_DELETE|unix.IN_MOVED_FROM|unix.IN_DELETE_SELF|unix.IN_MOVE_SELF) != 0 {
 		o |= opRemove
 	}

@@ -67,6 +67,33 @@ func TestASlowWriterIsReadOnlyWhenDone(t *testing.T) {
 	assert.Equal(t, []string{full}, r.contents(), "neither the empty nor the half-written file")
 }
 
+// The same producer, but the file is removed first (rm config.yaml;
+// slow-producer > config.yaml): a new file, created by its writer. Neither
+// the removal nor the creation reads it while the writer has it open.
+func TestASlowWriterOfANewFileIsReadOnlyWhenDone(t *testing.T) {
+	needCaps(t, caps{closes: true}, "a writer close")
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	write(t, path, "v1\n")
+	_, r := watchedByEvents(t, path, WithQuietWindow(5*time.Millisecond))
+
+	full := strings.Repeat("key: value\n", 200)
+	require.NoError(t, os.Remove(path))
+	fd, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	require.NoError(t, err)
+	_, err = fd.WriteString(full[:len(full)/2])
+	require.NoError(t, err)
+	time.Sleep(60 * time.Millisecond) // the producer thinks
+	_, err = fd.WriteString(full[len(full)/2:])
+	require.NoError(t, err)
+	require.NoError(t, fd.Close())
+	closed := time.Now()
+
+	r.waitContent(t, full)
+	r.logDelay(t, "slow writer of a new file, from its close", closed)
+	assert.Equal(t, []string{full}, r.contents(), "never the half-written file")
+	assert.Empty(t, r.errs(), "the file was replaced, not lost")
+}
+
 // A plain ancestor renamed away and another renamed in its place, and two
 // ancestors exchanged with renameat2(RENAME_EXCHANGE): the path leads
 // elsewhere though nothing on its symlink chain changed. Its kernel

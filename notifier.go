@@ -13,6 +13,7 @@ const (
 	opAttrib                 // metadata changed: mode, times, owner, link count
 	opRescan                 // events were lost, or something changed that no event reports (a mount): look at everything again
 	opDropped                // the kernel dropped the watch; backends only, the hub tells sessions opRemove
+	opMade                   // with opCreate: the entry was created there, not moved in, so its creator may still be writing it; only where closes are reported
 )
 
 // event is what a notifier tells a session: op happened to name. An

@@ -267,8 +267,29 @@ func (s *session) onEvent(ev event) {
 		return
 	}
 	switch {
-	case ev.has(opCreate | opRemove):
+	case ev.has(opMade) && s.settle.window > 0 && isRegularFile(name):
+		// A file created where the path leads, not renamed there (rm, then
+		// slow-producer > config.yaml): its creator may still be writing
+		// it. Its close reads it; a hard link made there, which no close
+		// follows, is read after a quiet window.
+		s.settle.writing(reasonWrite, false)
+	case ev.has(opCreate) && !ev.has(opMade) && s.caps.closes:
+		// Moved in: a rename over the file, a ..data swap, a directory
+		// renamed into place. What it brings is complete, so a wait that
+		// only a changed stat started (a re-check that fell in the middle
+		// of the update) ends. Where creates and renames look alike, the
+		// wait stays.
 		s.settle.dropGuess()
+		s.lookAgain = true
+	case ev.has(opRemove) && !ev.has(opCreate) && s.arrivalsTold() && slices.Contains(s.view.files, name):
+		// The file itself went. Whatever takes its place comes with an
+		// event of its own, read as that event says: a rename's at once, a
+		// creation's at its writer's close. Read now, on this event, it
+		// could be caught half-written (rm config.yaml; slow-producer >
+		// config.yaml); if nothing comes, the doubt's end reads it and
+		// reports it missing.
+		s.settle.doubt(reasonEvent)
+	case ev.has(opCreate | opRemove):
 		s.lookAgain = true
 	case ev.has(opWrite) && s.settle.window > 0:
 		s.settle.writing(reasonWrite, s.caps.closes)
@@ -282,10 +303,34 @@ func (s *session) onEvent(ev event) {
 		// did, or if it could not be read and perhaps now can. (Reading on
 		// every such event would let our own reads wake us, without end on
 		// a strictatime mount.)
-		if s.sig == 0 || s.changedSinceRead() {
+		switch {
+		case s.sig != 0 && !s.changedSinceRead():
+		case ev.has(opAttrib) && s.arrivalsTold():
+			// The link count dropping is the first the kernel says of a
+			// removal, before the directory's event: as for that, a file
+			// already in its place may be half-written, and its own event
+			// will say.
+			s.settle.doubt(reasonEvent)
+		default:
 			s.lookAgain = true
 		}
 	}
+}
+
+// arrivalsTold reports whether a file that takes the watched file's place
+// will be told of by an event of its own that says how it came: where the
+// kernel tells a creation from a rename (and reports the creator's close),
+// and the file's directory is watched. A file's own watch, standing in for
+// a directory that cannot be listed, reports nothing of its successor.
+func (s *session) arrivalsTold() bool {
+	return s.caps.closes && s.settle.window > 0 && s.refused[s.view.home] == nil
+}
+
+// isRegularFile reports whether name is a regular file itself, not a
+// symlink to one.
+func isRegularFile(name string) bool {
+	info, err := os.Lstat(name)
+	return err == nil && info.Mode().IsRegular()
 }
 
 // refresh re-resolves the path, re-reads, and watches what the path now

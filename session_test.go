@@ -1,6 +1,7 @@
 package file
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -388,8 +389,8 @@ func TestACloseOrAttributeChangeReadsOnlyWhenTheStatChanged(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "config.yaml")
 		write(t, path, "v1\n")
-		fs := &fakes{caps: caps{closes: true}}
-		_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(0))
+		fs := &fakes{caps: caps{closes: true, files: true}}
+		_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet))
 		synctest.Wait()
 		n := fs.last()
 
@@ -399,12 +400,32 @@ func TestACloseOrAttributeChangeReadsOnlyWhenTheStatChanged(t *testing.T) {
 		synctest.Wait()
 		assert.Empty(t, r.calls())
 
-		// A rename over the file, seen only as the old inode's link count
-		// dropping (its directory could not be watched).
+		// A rename over the file that the directory's events are slow to
+		// tell: the old inode's link count dropping is read a quiet window
+		// later, in case the new file is still being written.
 		replace(t, path, "v3\n")
 		send(n, path, opAttrib)
 		synctest.Wait()
+		assert.Empty(t, r.calls())
+		advance(testQuiet)
 		assert.Equal(t, []string{"v3\n"}, r.contents())
+
+		// Where the directory cannot be watched, that is all there will
+		// be: it is read at once.
+		fs.set(func(fs *fakes) {
+			fs.addErr = func(p string) error {
+				if p == filepath.Dir(path) {
+					return syscall.EACCES
+				}
+				return nil
+			}
+		})
+		send(n, path, opRescan) // watch everything again: the directory is refused
+		synctest.Wait()
+		replace(t, path, "v4\n")
+		send(fs.last(), path, opAttrib)
+		synctest.Wait()
+		assert.Equal(t, []string{"v3\n", "v4\n"}, r.contents())
 	})
 }
 
@@ -520,6 +541,69 @@ func TestARecheckedChangeIsReadAtOnceWhenItsEventShowsASwap(t *testing.T) {
 		send(n, path, opClose)
 		synctest.Wait()
 		assert.Equal(t, []string{"v2\n", "v3\n"}, r.contents())
+	})
+}
+
+// Found in review: a file removed and created again in place by a slow
+// writer (rm config.yaml; slow-producer > config.yaml) is read at the
+// writer's close, never half-written, whether or not a re-check came first.
+func TestAFileCreatedInPlaceIsReadAtItsWritersClose(t *testing.T) {
+	for _, recheck := range []bool{false, true} {
+		t.Run(fmt.Sprintf("recheck first %v", recheck), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				path := filepath.Join(t.TempDir(), "config.yaml")
+				write(t, path, "v1\n")
+				fs := &fakes{caps: caps{closes: true}}
+				_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(time.Second), WithQuietWindow(testQuiet))
+				synctest.Wait()
+				n := fs.last()
+
+				require.NoError(t, os.Remove(path))
+				w, err := os.Create(path)
+				require.NoError(t, err)
+				_, err = w.WriteString("a: 1\n")
+				require.NoError(t, err)
+				if recheck {
+					advance(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
+				}
+				send(n, path, opRemove)
+				send(n, path, opCreate|opMade)
+				send(n, path, opWrite)
+				advance(3 * testQuiet) // the writer thinks
+				assert.Empty(t, r.contents(), "read while the writer has the file open")
+				_, err = w.WriteString("b: 2\n")
+				require.NoError(t, err)
+				require.NoError(t, w.Close())
+				send(n, path, opWrite)
+				send(n, path, opClose)
+				synctest.Wait()
+				assert.Equal(t, []string{"a: 1\nb: 2\n"}, r.contents())
+			})
+		})
+	}
+}
+
+// A hard link made where the path leads is created there, but no writer
+// will close it: it is read after a quiet window.
+func TestAFileLinkedInPlaceIsReadAfterAQuietWindow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "config.yaml")
+		write(t, path, "v1\n")
+		fs := &fakes{caps: caps{closes: true}}
+		_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet))
+		synctest.Wait()
+		n := fs.last()
+
+		write(t, filepath.Join(dir, "staged"), "v2\n")
+		require.NoError(t, os.Remove(path))
+		require.NoError(t, os.Link(filepath.Join(dir, "staged"), path))
+		send(n, path, opRemove)
+		send(n, path, opCreate|opMade)
+		synctest.Wait()
+		assert.Empty(t, r.contents())
+		advance(testQuiet)
+		assert.Equal(t, []string{"v2\n"}, r.contents())
 	})
 }
 

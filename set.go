@@ -274,18 +274,16 @@ func (s *setSubject) resolve(before func(string)) sight {
 		note(filepath.Join(p.dir, n))
 		path := filepath.Join(p.base, n)
 		note(path)
-		info, err := os.Lstat(path)
-		if err != nil {
-			// Missing (or unreadable) for now: the directory's watch sees
-			// it come back. Watching the file itself would fail, and a
-			// failed watch ends the session.
-			continue
-		}
-		if info.Mode()&fs.ModeSymlink == 0 {
+		if info, err := os.Lstat(path); err == nil && info.Mode()&fs.ModeSymlink == 0 {
 			// A file, as in a kubelet payload: nothing more to follow.
 			v.files = appendNew(v.files, path)
 			continue
 		}
+		// A symlink, or missing for now: resolved, it names the
+		// directories to watch, down to where a missing one would appear
+		// (a name in a subdirectory too), and no file to watch by itself
+		// until there is one: a watch on a missing file would fail, and a
+		// failed watch ends the session.
 		mc := chain.Resolve(path, before)
 		for name := range mc.Names {
 			v.names[name] = true

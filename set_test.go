@@ -210,6 +210,21 @@ func TestASetWithAFileMissingReportsItAndWaits(t *testing.T) {
 	}, waitFor, tick, "errors: %v", r.errors())
 }
 
+// Found in review: a missing member in a subdirectory of the set's
+// directory is waited for there, not only by the re-check.
+func TestASetsMissingMemberInASubdirectoryIsSeenWhenItComesBack(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "conf"), 0o755))
+	write(t, filepath.Join(dir, "a.yaml"), "a: 1\n")
+	s := Set(dir, []string{"a.yaml", "conf/b.yaml"}, yaml.Parser(), WithErrorCallbacks(),
+		WithRecheckInterval(0), WithLogger(testLogger(t)))
+	r := watchedSet(t, s)
+	require.Eventually(t, func() bool { return len(r.errors()) > 0 }, waitFor, tick)
+	replace(t, filepath.Join(dir, "conf", "b.yaml"), "b: 2\n")
+	r.wait(t, func(m map[string]any) bool { return m["b"] == 2 })
+	assert.Zero(t, s.Stats().Restarts)
+}
+
 // Sets and files share the process's one inotify instance, and a set has
 // Stats like a file's.
 func TestSetsShareTheInotifyInstanceAndHaveStats(t *testing.T) {
