@@ -24,6 +24,8 @@ import (
 func FuzzSessionEvents(f *testing.F) {
 	f.Add([]byte{0, 1, 5, 2, 9, 3, 1, 4, 0, 6})
 	f.Add([]byte{1, 0, 1, 0, 7, 200, 2, 3, 8, 1})
+	f.Add([]byte{0x80, 1, 250, 3, 251, 40, 2, 0, 9, 100, 0, 2, 251, 120, 1, 4})
+	f.Add([]byte{0x81, 2, 240, 5, 250, 6, 3, 1, 251, 200, 2, 1, 9, 60})
 	f.Fuzz(func(t *testing.T, script []byte) {
 		if len(script) > 200 {
 			script = script[:200]
@@ -32,7 +34,11 @@ func FuzzSessionEvents(f *testing.F) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "config.yaml")
 			write(t, path, "v0\n")
-			fs := &fakes{}
+			// A first byte with its high bit set plays the Linux backend:
+			// closes reported, creations told from renames, and the events
+			// the kernel sends with each change.
+			closes := len(script) > 0 && script[0]&0x80 != 0
+			fs := &fakes{caps: caps{closes: closes}}
 			f := Provider(path, withNotifier(fs.new), WithLogger(failLogger(t)), WithErrorCallbacks(),
 				WithRecheckInterval(time.Second), WithQuietWindow(50*time.Millisecond),
 				WithBackoff(10*time.Millisecond, 100*time.Millisecond))
@@ -49,15 +55,31 @@ func FuzzSessionEvents(f *testing.F) {
 				content := fmt.Sprintf("v%d\n", arg%7) // repeats on purpose
 				n := fs.last()
 				notify := func(name string, o op) { send(n, name, o) }
-				switch code % 10 {
+				kind := int(code % 10)
+				if code >= 240 {
+					kind = 10 + int(code%2)
+				}
+				closed := func() {
+					if closes {
+						notify(path, opClose)
+					}
+				}
+				switch kind {
 				case 0: // in-place write, reported
 					_ = os.WriteFile(path, []byte(content), 0o644)
 					notify(path, opWrite)
+					closed()
 				case 1: // rename-over, reported
 					_ = replaceFile(path, content)
 					notify(path, opCreate)
+					if closes {
+						notify(path, opAttrib) // the old file's link count
+					}
 				case 2: // delete, reported
 					_ = os.Remove(path)
+					if closes {
+						notify(path, opAttrib)
+					}
 					notify(path, opRemove)
 				case 3: // a change nobody reports
 					_ = os.WriteFile(path, []byte(content), 0o644)
@@ -79,8 +101,33 @@ func FuzzSessionEvents(f *testing.F) {
 				case 8: // an empty file, reported
 					_ = os.WriteFile(path, nil, 0o644)
 					notify(path, opWrite)
+					closed()
 				case 9: // time passes
 					time.Sleep(time.Duration(arg) * time.Millisecond)
+				case 10: // removed, and created again by a writer
+					_ = os.Remove(path)
+					_ = os.WriteFile(path, []byte(content), 0o644)
+					if closes {
+						notify(path, opAttrib)
+					}
+					notify(path, opRemove)
+					if closes {
+						notify(path, opCreate|opMade)
+					} else {
+						notify(path, opCreate)
+					}
+					notify(path, opWrite)
+					closed()
+				case 11: // a writer that pauses mid-write
+					if w, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC|os.O_CREATE, 0o644); err == nil {
+						_, _ = w.WriteString(content[:1])
+						notify(path, opWrite)
+						time.Sleep(time.Duration(arg) * time.Millisecond)
+						_, _ = w.WriteString(content[1:])
+						_ = w.Close()
+						notify(path, opWrite)
+						closed()
+					}
 				}
 				synctest.Wait()
 			}

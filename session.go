@@ -267,7 +267,7 @@ func (s *session) onEvent(ev event) {
 		return
 	}
 	switch {
-	case ev.has(opMade) && s.settle.window > 0 && isRegularFile(name):
+	case ev.has(opMade) && s.caps.closes && s.settle.window > 0 && isRegularFile(name):
 		// A file created where the path leads, not renamed there (rm, then
 		// slow-producer > config.yaml): its creator may still be writing
 		// it. Its close reads it; a hard link made there, which no close
@@ -304,7 +304,9 @@ func (s *session) onEvent(ev event) {
 		// every such event would let our own reads wake us, without end on
 		// a strictatime mount.)
 		switch {
-		case s.sig != 0 && !s.changedSinceRead():
+		case s.sig == 0:
+			s.lookAgain = true // it could not be read; perhaps now it can
+		case !s.changedSinceRead():
 		case ev.has(opAttrib) && s.arrivalsTold():
 			// The link count dropping is the first the kernel says of a
 			// removal, before the directory's event: as for that, a file
