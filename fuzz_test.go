@@ -74,11 +74,13 @@ func FuzzSessionEvents(f *testing.F) {
 					notify(path, opCreate)
 					if closes {
 						notify(path, opAttrib) // the old file's link count
+						notify(path, opRemove) // and its removal, on its own watch
 					}
 				case 2: // delete, reported
 					_ = os.Remove(path)
 					if closes {
 						notify(path, opAttrib)
+						notify(path, opRemove) // on its own watch
 					}
 					notify(path, opRemove)
 				case 3: // a change nobody reports

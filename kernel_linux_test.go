@@ -94,6 +94,73 @@ func TestASlowWriterOfANewFileIsReadOnlyWhenDone(t *testing.T) {
 	assert.Empty(t, r.errs(), "the file was replaced, not lost")
 }
 
+// Found in review: the shell creates the file before the producer starts,
+// and the producer may take longer than the window to write at all. The
+// empty file is never delivered.
+func TestANewFileWhoseWriterStartsSlowlyIsReadOnlyWhenDone(t *testing.T) {
+	needCaps(t, caps{closes: true}, "a writer close")
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	write(t, path, "v1\n")
+	_, r := watchedByEvents(t, path, WithQuietWindow(5*time.Millisecond))
+
+	full := strings.Repeat("key: value\n", 200)
+	require.NoError(t, os.Remove(path))
+	fd, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	require.NoError(t, err)
+	time.Sleep(60 * time.Millisecond) // the producer starts up
+	_, err = fd.WriteString(full)
+	require.NoError(t, err)
+	require.NoError(t, fd.Close())
+	closed := time.Now()
+
+	r.waitContent(t, full)
+	r.logDelay(t, "new file, its writer slow to start, from its close", closed)
+	assert.Equal(t, []string{full}, r.contents(), "never the empty file")
+	assert.Empty(t, r.errs(), "the file was replaced, not lost")
+}
+
+// Every way a complete file takes the path's place is read on its own
+// event: with a quiet window of an hour, none of them can have waited for
+// it. (A file linked in from O_TMPFILE is the exception: created, never
+// closed under that name, it is read a window later.)
+func TestAFileTakingThePathsPlaceIsReadOnItsEvent(t *testing.T) {
+	needCaps(t, caps{closes: true}, "a writer close")
+	cases := []struct {
+		name string
+		do   func(t *testing.T, path string)
+	}{
+		{"rename over it", func(t *testing.T, path string) { replace(t, path, "new\n") }},
+		{"removed, then a hard link made", func(t *testing.T, path string) {
+			write(t, path+".staged", "new\n")
+			require.NoError(t, os.Remove(path))
+			require.NoError(t, os.Link(path+".staged", path))
+		}},
+		{"removed, then extracted as tar does (create, write, close, set times)", func(t *testing.T, path string) {
+			require.NoError(t, os.Remove(path))
+			write(t, path, "new\n")
+			require.NoError(t, os.Chtimes(path, time.Unix(1e9, 0), time.Unix(1e9, 0)))
+		}},
+		{"moved away, another moved in", func(t *testing.T, path string) {
+			write(t, path+".new", "new\n")
+			require.NoError(t, os.Rename(path, path+".old"))
+			require.NoError(t, os.Rename(path+".new", path))
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "config.yaml")
+			write(t, path, "v1\n")
+			_, r := watchedByEvents(t, path, WithQuietWindow(time.Hour))
+			start := time.Now()
+			c.do(t, path)
+			r.waitContent(t, "new\n")
+			r.logDelay(t, c.name, start)
+			assert.Equal(t, []string{"new\n"}, r.contents())
+			assert.Empty(t, r.errs())
+		})
+	}
+}
+
 // A plain ancestor renamed away and another renamed in its place, and two
 // ancestors exchanged with renameat2(RENAME_EXCHANGE): the path leads
 // elsewhere though nothing on its symlink chain changed. Its kernel

@@ -22,3 +22,11 @@ func fileID(info fs.FileInfo) (dev, ino uint64) {
 	}
 	return 0, 0
 }
+
+// linkCount returns how many names the file has.
+func linkCount(info fs.FileInfo) uint64 {
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 1
+}

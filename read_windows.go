@@ -29,3 +29,7 @@ func openToRead(path string) (*os.File, error) {
 // fileID returns what tells one file from another; on Windows, nothing the
 // FileInfo carries: size and modification time have to do.
 func fileID(fs.FileInfo) (dev, ino uint64) { return 0, 0 }
+
+// linkCount returns how many names the file has; here, as far as the
+// FileInfo tells, one.
+func linkCount(fs.FileInfo) uint64 { return 1 }

@@ -49,6 +49,7 @@ type session struct {
 	watched map[string]bool  // paths the notifier watches: directories, and the files themselves
 	refused map[string]error // paths a watch was refused on, and why; tried again at each look
 	sig     signature        // the stat of the last read believed; zero if it failed
+	info    fs.FileInfo      // the file of the last read believed; nil for a set, or if it failed
 
 	lookAgain  bool   // a relevant event asks to resolve and read again
 	readNow    bool   // the writer closed the file: read it, and believe what is read
@@ -267,12 +268,8 @@ func (s *session) onEvent(ev event) {
 		return
 	}
 	switch {
-	case ev.has(opMade) && s.caps.closes && s.settle.window > 0 && isRegularFile(name):
-		// A file created where the path leads, not renamed there (rm, then
-		// slow-producer > config.yaml): its creator may still be writing
-		// it. Its close reads it; a hard link made there, which no close
-		// follows, is read after a quiet window.
-		s.settle.writing(reasonWrite, false)
+	case ev.has(opMade) && s.caps.closes && s.settle.window > 0:
+		s.made(name)
 	case ev.has(opCreate) && !ev.has(opMade) && s.caps.closes:
 		// Moved in: a rename over the file, a ..data swap, a directory
 		// renamed into place. What it brings is complete, so a wait that
@@ -281,11 +278,13 @@ func (s *session) onEvent(ev event) {
 		// wait stays.
 		s.settle.dropGuess()
 		s.lookAgain = true
-	case ev.has(opRemove) && !ev.has(opCreate) && s.arrivalsTold() && slices.Contains(s.view.files, name):
-		// The file itself went. Whatever takes its place comes with an
-		// event of its own, read as that event says: a rename's at once, a
-		// creation's at its writer's close. Read now, on this event, it
-		// could be caught half-written (rm config.yaml; slow-producer >
+	case ev.has(opRemove) && !ev.has(opCreate) && s.arrivalsTold() && slices.Contains(s.view.files, name) && s.changedSinceRead():
+		// The file itself went, and the path no longer shows it (a
+		// rename-over read already leaves its old file's removal nothing
+		// to say). Whatever takes its place comes with an event of its
+		// own, read as that event says: a rename's at once, a creation's
+		// at its writer's close. Read now, on this event, it could be
+		// caught half-written (rm config.yaml; slow-producer >
 		// config.yaml); if nothing comes, the doubt's end reads it and
 		// reports it missing.
 		s.settle.doubt(reasonEvent)
@@ -307,16 +306,52 @@ func (s *session) onEvent(ev event) {
 		case s.sig == 0:
 			s.lookAgain = true // it could not be read; perhaps now it can
 		case !s.changedSinceRead():
-		case ev.has(opAttrib) && s.arrivalsTold():
+		case ev.has(opAttrib) && s.arrivalsTold() && s.replaced():
 			// The link count dropping is the first the kernel says of a
 			// removal, before the directory's event: as for that, a file
 			// already in its place may be half-written, and its own event
-			// will say.
+			// will say. (A touch of the file still there reads at once.)
 			s.settle.doubt(reasonEvent)
 		default:
 			s.lookAgain = true
 		}
 	}
+}
+
+// made decides how to read what was created where the path leads, not
+// renamed there. A directory or a symlink is looked at at once. A regular
+// file's creator may still be writing it (rm config.yaml; slow-producer >
+// config.yaml). A file with nothing in it yet is read at
+// its creator's close, however long the creator takes to start; one
+// already written, at the close or after a quiet window (its writes, if
+// any are still to come, turn that into a wait for the close). A hard link
+// made there brings a file complete, as a rename does: read at once.
+func (s *session) made(name string) {
+	info, err := os.Lstat(name)
+	switch {
+	case err != nil || !info.Mode().IsRegular():
+		s.lookAgain = true
+	case linkCount(info) > 1:
+		s.settle.dropGuess()
+		s.lookAgain = true
+	case info.Size() == 0:
+		s.settle.writing(reasonWrite, true)
+	default:
+		s.settle.writing(reasonWrite, false)
+	}
+}
+
+// replaced reports whether the path no longer shows the file last read:
+// it is missing, or another file is there. (The inode number alone cannot
+// tell: a file created at once may be given the one just freed; its size
+// most likely differs.)
+func (s *session) replaced() bool {
+	paths := s.t.subj.paths()
+	if s.info == nil || len(paths) != 1 {
+		return true
+	}
+	info, err := os.Stat(paths[0])
+	return err != nil || !os.SameFile(info, s.info) || info.Size() != s.info.Size()
 }
 
 // arrivalsTold reports whether a file that takes the watched file's place
@@ -326,13 +361,6 @@ func (s *session) onEvent(ev event) {
 // a directory that cannot be listed, reports nothing of its successor.
 func (s *session) arrivalsTold() bool {
 	return s.caps.closes && s.settle.window > 0 && s.refused[s.view.home] == nil
-}
-
-// isRegularFile reports whether name is a regular file itself, not a
-// symlink to one.
-func isRegularFile(name string) bool {
-	info, err := os.Lstat(name)
-	return err == nil && info.Mode().IsRegular()
 }
 
 // refresh re-resolves the path, re-reads, and watches what the path now
@@ -578,7 +606,7 @@ func (s *session) offer(r reading, settled bool) {
 		return
 	}
 	s.settle.clearDoubt()
-	s.sig = r.c.sig
+	s.sig, s.info = r.c.sig, r.c.info
 	s.sink.found(r)
 }
 

@@ -583,9 +583,9 @@ func TestAFileCreatedInPlaceIsReadAtItsWritersClose(t *testing.T) {
 	}
 }
 
-// A hard link made where the path leads is created there, but no writer
-// will close it: it is read after a quiet window.
-func TestAFileLinkedInPlaceIsReadAfterAQuietWindow(t *testing.T) {
+// A hard link made where the path leads is created there, yet brings a
+// file complete, as a rename does: it is read at once.
+func TestAFileLinkedInPlaceIsReadAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "config.yaml")
@@ -598,12 +598,108 @@ func TestAFileLinkedInPlaceIsReadAfterAQuietWindow(t *testing.T) {
 		write(t, filepath.Join(dir, "staged"), "v2\n")
 		require.NoError(t, os.Remove(path))
 		require.NoError(t, os.Link(filepath.Join(dir, "staged"), path))
+		send(n, path, opAttrib)
 		send(n, path, opRemove)
 		send(n, path, opCreate|opMade)
 		synctest.Wait()
-		assert.Empty(t, r.contents())
-		advance(testQuiet)
 		assert.Equal(t, []string{"v2\n"}, r.contents())
+	})
+}
+
+// Found in review: the shell creates the file before the producer starts
+// (rm config.yaml; slow-producer > config.yaml), and the producer may take
+// longer than a window to write its first byte. The empty file is never
+// delivered: a file created with nothing in it is read at its creator's
+// close.
+func TestANewFileWhoseWriterPausesBeforeItsFirstWriteIsReadAtTheClose(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		write(t, path, "v1\n")
+		fs := &fakes{caps: caps{closes: true, files: true, ancestors: true}}
+		_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet))
+		synctest.Wait()
+		n := fs.last()
+
+		require.NoError(t, os.Remove(path))
+		send(n, path, opAttrib)
+		send(n, path, opRemove) // the directory's IN_DELETE
+		send(n, path, opRemove) // IN_DELETE_SELF
+		w, err := os.Create(path)
+		require.NoError(t, err)
+		send(n, path, opCreate|opMade)
+		advance(3 * testQuiet) // the producer starts up
+		assert.Empty(t, r.calls(), "neither the empty file nor a missing one")
+		_, err = w.WriteString("a: 1\n")
+		require.NoError(t, err)
+		send(n, path, opWrite)
+		require.NoError(t, w.Close())
+		send(n, path, opClose)
+		synctest.Wait()
+		assert.Equal(t, []string{"a: 1\n"}, r.contents())
+	})
+}
+
+// Found in review: the removal of the file a rename-over replaced (its
+// IN_DELETE_SELF comes after the rename's event) says nothing about the
+// path, and must not start a doubt: a doubt already running is not
+// restarted, so a real removal soon after would be reported missing before
+// a whole window had passed.
+func TestARenameOversOldFileDoesNotShortenTheNextRemovalsWindow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "config.yaml")
+		write(t, path, "v1\n")
+		fs := &fakes{caps: caps{closes: true, files: true, ancestors: true}}
+		_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet))
+		synctest.Wait()
+		n := fs.last()
+
+		replace(t, path, "v2\n")
+		send(n, path, opCreate) // IN_MOVED_TO on the directory
+		send(n, path, opAttrib) // the old file's link count
+		send(n, path, opRemove) // its IN_DELETE_SELF
+		send(n, path, opRemove) // its IN_IGNORED, told as a removal by the hub
+		synctest.Wait()
+		require.Equal(t, []string{"v2\n"}, r.contents())
+
+		advance(testQuiet * 7 / 10)
+		require.NoError(t, os.Rename(path, filepath.Join(dir, "config.old")))
+		send(n, path, opRemove) // IN_MOVED_FROM on the directory
+		advance(testQuiet / 2)  // less than a window after the removal
+		write(t, filepath.Join(dir, "config.new"), "v3\n")
+		require.NoError(t, os.Rename(filepath.Join(dir, "config.new"), path))
+		send(n, path, opCreate) // IN_MOVED_TO
+		synctest.Wait()
+		assert.Empty(t, r.errs(), "the file was missing for less than a window")
+		assert.Equal(t, []string{"v2\n", "v3\n"}, r.contents())
+	})
+}
+
+// Found in review: the same for a touch (IN_ATTRIB, its time changed): the
+// file is still there, and is looked at at once.
+func TestATouchDoesNotShortenTheNextRemovalsWindow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "config.yaml")
+		write(t, path, "v1\n")
+		fs := &fakes{caps: caps{closes: true, files: true, ancestors: true}}
+		_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet))
+		synctest.Wait()
+		n := fs.last()
+
+		now := time.Now().Add(time.Second)
+		require.NoError(t, os.Chtimes(path, now, now))
+		send(n, path, opAttrib)
+		advance(testQuiet * 7 / 10)
+		require.NoError(t, os.Rename(path, filepath.Join(dir, "config.old")))
+		send(n, path, opRemove)
+		advance(testQuiet / 2)
+		write(t, filepath.Join(dir, "config.new"), "v3\n")
+		require.NoError(t, os.Rename(filepath.Join(dir, "config.new"), path))
+		send(n, path, opCreate)
+		synctest.Wait()
+		assert.Empty(t, r.errs(), "the file was missing for less than a window")
+		assert.Equal(t, []string{"v3\n"}, r.contents())
 	})
 }
 
