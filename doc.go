@@ -48,7 +48,8 @@
 // arrives. An in-place write is read when its writer closes the file, never
 // while the writer still has it open, so the reload does not see a
 // half-written file, nor the empty one a shell redirect leaves before the
-// producer writes. Where the kernel does not report the close (off Linux,
+// producer writes; so is a file removed and created again in its place.
+// Where the kernel does not report the close (off Linux,
 // when polling), the file is read once it has gone a quiet window
 // ([WithQuietWindow]) without a write. On Linux, every directory the path
 // goes through is watched, and the file itself: a plain ancestor renamed or
