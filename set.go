@@ -275,8 +275,10 @@ func (s *setSubject) resolve(before func(string)) sight {
 		path := filepath.Join(p.base, n)
 		note(path)
 		if info, err := os.Lstat(path); err == nil && info.Mode()&fs.ModeSymlink == 0 {
-			// A file, as in a kubelet payload: nothing more to follow.
+			// A file, as in a kubelet payload: nothing more to follow but
+			// its directory, which a name with a slash puts below the set's.
 			v.files = appendNew(v.files, path)
+			v.dirs = appendNew(v.dirs, filepath.Dir(path))
 			continue
 		}
 		// A symlink, or missing for now: resolved, it names the

@@ -223,6 +223,10 @@ func TestASetsMissingMemberInASubdirectoryIsSeenWhenItComesBack(t *testing.T) {
 	replace(t, filepath.Join(dir, "conf", "b.yaml"), "b: 2\n")
 	r.wait(t, func(m map[string]any) bool { return m["b"] == 2 })
 	assert.Zero(t, s.Stats().Restarts)
+
+	// And once there, its directory stays watched.
+	replace(t, filepath.Join(dir, "conf", "b.yaml"), "b: 3\n")
+	r.wait(t, func(m map[string]any) bool { return m["b"] == 3 })
 }
 
 // Sets and files share the process's one inotify instance, and a set has
