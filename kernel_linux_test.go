@@ -41,82 +41,53 @@ func TestAnInPlaceWriteIsReadWhenTheWriterCloses(t *testing.T) {
 }
 
 // A slow writer behind a shell redirect (`slow-producer > config.yaml`):
-// the file is truncated now and written later. The callback never sees the
-// empty or half-written file, though the quiet window is far shorter than
-// the writer's pauses: nothing is read while the writer has it open.
+// the file is truncated, or removed and created again, now, and written
+// later. The callback never sees the empty or half-written file, though the
+// quiet window is far shorter than the writer's pauses: nothing is read
+// while the writer has it open, and a removal reads nothing.
 func TestASlowWriterIsReadOnlyWhenDone(t *testing.T) {
 	needCaps(t, caps{closes: true}, "a writer close")
-	path := filepath.Join(t.TempDir(), "config.yaml")
-	write(t, path, "v1\n")
-	_, r := watchedByEvents(t, path, WithQuietWindow(5*time.Millisecond))
+	const pause = 60 * time.Millisecond
+	cases := []struct {
+		name          string
+		fresh         bool // removed first, then created by the writer
+		before, midst time.Duration
+	}{
+		{"truncated, then written with pauses", false, pause, pause},
+		{"removed, created, written with a pause", true, 0, pause},
+		// Found in review: the shell creates the file before the producer
+		// starts, which may take longer than the window to write at all.
+		{"removed, created, written after a pause", true, pause, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "config.yaml")
+			write(t, path, "v1\n")
+			_, r := watchedByEvents(t, path, WithQuietWindow(5*time.Millisecond))
 
-	full := strings.Repeat("key: value\n", 200)
-	fd, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
-	require.NoError(t, err)
-	time.Sleep(60 * time.Millisecond) // the producer thinks
-	_, err = fd.WriteString(full[:len(full)/2])
-	require.NoError(t, err)
-	time.Sleep(60 * time.Millisecond) // and thinks again
-	_, err = fd.WriteString(full[len(full)/2:])
-	require.NoError(t, err)
-	require.NoError(t, fd.Close())
-	closed := time.Now()
+			full := strings.Repeat("key: value\n", 200)
+			flags := os.O_WRONLY | os.O_TRUNC
+			if c.fresh {
+				require.NoError(t, os.Remove(path))
+				flags = os.O_WRONLY | os.O_CREATE | os.O_EXCL
+			}
+			fd, err := os.OpenFile(path, flags, 0o644)
+			require.NoError(t, err)
+			time.Sleep(c.before) // the producer starts up
+			_, err = fd.WriteString(full[:len(full)/2])
+			require.NoError(t, err)
+			time.Sleep(c.midst) // and thinks
+			_, err = fd.WriteString(full[len(full)/2:])
+			require.NoError(t, err)
+			require.NoError(t, fd.Close())
+			closed := time.Now()
 
-	r.waitContent(t, full)
-	r.logDelay(t, "slow writer, from its close", closed)
-	assert.Equal(t, []string{full}, r.contents(), "neither the empty nor the half-written file")
-}
-
-// The same producer, but the file is removed first (rm config.yaml;
-// slow-producer > config.yaml): a new file, created by its writer. Neither
-// the removal nor the creation reads it while the writer has it open.
-func TestASlowWriterOfANewFileIsReadOnlyWhenDone(t *testing.T) {
-	needCaps(t, caps{closes: true}, "a writer close")
-	path := filepath.Join(t.TempDir(), "config.yaml")
-	write(t, path, "v1\n")
-	_, r := watchedByEvents(t, path, WithQuietWindow(5*time.Millisecond))
-
-	full := strings.Repeat("key: value\n", 200)
-	require.NoError(t, os.Remove(path))
-	fd, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	require.NoError(t, err)
-	_, err = fd.WriteString(full[:len(full)/2])
-	require.NoError(t, err)
-	time.Sleep(60 * time.Millisecond) // the producer thinks
-	_, err = fd.WriteString(full[len(full)/2:])
-	require.NoError(t, err)
-	require.NoError(t, fd.Close())
-	closed := time.Now()
-
-	r.waitContent(t, full)
-	r.logDelay(t, "slow writer of a new file, from its close", closed)
-	assert.Equal(t, []string{full}, r.contents(), "never the half-written file")
-	assert.Empty(t, r.errs(), "the file was replaced, not lost")
-}
-
-// Found in review: the shell creates the file before the producer starts,
-// and the producer may take longer than the window to write at all. The
-// empty file is never delivered.
-func TestANewFileWhoseWriterStartsSlowlyIsReadOnlyWhenDone(t *testing.T) {
-	needCaps(t, caps{closes: true}, "a writer close")
-	path := filepath.Join(t.TempDir(), "config.yaml")
-	write(t, path, "v1\n")
-	_, r := watchedByEvents(t, path, WithQuietWindow(5*time.Millisecond))
-
-	full := strings.Repeat("key: value\n", 200)
-	require.NoError(t, os.Remove(path))
-	fd, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	require.NoError(t, err)
-	time.Sleep(60 * time.Millisecond) // the producer starts up
-	_, err = fd.WriteString(full)
-	require.NoError(t, err)
-	require.NoError(t, fd.Close())
-	closed := time.Now()
-
-	r.waitContent(t, full)
-	r.logDelay(t, "new file, its writer slow to start, from its close", closed)
-	assert.Equal(t, []string{full}, r.contents(), "never the empty file")
-	assert.Empty(t, r.errs(), "the file was replaced, not lost")
+			r.waitContent(t, full)
+			r.logDelay(t, c.name+", from its close", closed)
+			assert.Equal(t, []string{full}, r.contents(), "neither the empty nor the half-written file")
+			assert.Empty(t, r.errs(), "the file was replaced, not lost")
+		})
+	}
 }
 
 // Every way a complete file takes the path's place is read on its own

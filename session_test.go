@@ -519,10 +519,7 @@ func TestARecheckedChangeIsReadAtOnceWhenItsEventShowsASwap(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "config.yaml")
 		write(t, path, "v1\n")
-		fs := &fakes{caps: caps{closes: true}}
-		_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(time.Second), WithQuietWindow(testQuiet))
-		synctest.Wait()
-		n := fs.last()
+		r, n := watchedOnLinux(t, path, WithRecheckInterval(time.Second))
 
 		replace(t, path, "v2\n") // the re-check comes before the event
 		advance(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
@@ -553,10 +550,7 @@ func TestAFileCreatedInPlaceIsReadAtItsWritersClose(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				path := filepath.Join(t.TempDir(), "config.yaml")
 				write(t, path, "v1\n")
-				fs := &fakes{caps: caps{closes: true}}
-				_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(time.Second), WithQuietWindow(testQuiet))
-				synctest.Wait()
-				n := fs.last()
+				r, n := watchedOnLinux(t, path, WithRecheckInterval(time.Second))
 
 				require.NoError(t, os.Remove(path))
 				w, err := os.Create(path)
@@ -590,10 +584,7 @@ func TestAFileLinkedInPlaceIsReadAtOnce(t *testing.T) {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "config.yaml")
 		write(t, path, "v1\n")
-		fs := &fakes{caps: caps{closes: true}}
-		_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet))
-		synctest.Wait()
-		n := fs.last()
+		r, n := watchedOnLinux(t, path)
 
 		write(t, filepath.Join(dir, "staged"), "v2\n")
 		require.NoError(t, os.Remove(path))
@@ -615,10 +606,7 @@ func TestANewFileWhoseWriterPausesBeforeItsFirstWriteIsReadAtTheClose(t *testing
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "config.yaml")
 		write(t, path, "v1\n")
-		fs := &fakes{caps: caps{closes: true, files: true, ancestors: true}}
-		_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet))
-		synctest.Wait()
-		n := fs.last()
+		r, n := watchedOnLinux(t, path)
 
 		require.NoError(t, os.Remove(path))
 		send(n, path, opAttrib)
@@ -649,10 +637,7 @@ func TestARenameOversOldFileDoesNotShortenTheNextRemovalsWindow(t *testing.T) {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "config.yaml")
 		write(t, path, "v1\n")
-		fs := &fakes{caps: caps{closes: true, files: true, ancestors: true}}
-		_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet))
-		synctest.Wait()
-		n := fs.last()
+		r, n := watchedOnLinux(t, path)
 
 		replace(t, path, "v2\n")
 		send(n, path, opCreate) // IN_MOVED_TO on the directory
@@ -663,13 +648,7 @@ func TestARenameOversOldFileDoesNotShortenTheNextRemovalsWindow(t *testing.T) {
 		require.Equal(t, []string{"v2\n"}, r.contents())
 
 		advance(testQuiet * 7 / 10)
-		require.NoError(t, os.Rename(path, filepath.Join(dir, "config.old")))
-		send(n, path, opRemove) // IN_MOVED_FROM on the directory
-		advance(testQuiet / 2)  // less than a window after the removal
-		write(t, filepath.Join(dir, "config.new"), "v3\n")
-		require.NoError(t, os.Rename(filepath.Join(dir, "config.new"), path))
-		send(n, path, opCreate) // IN_MOVED_TO
-		synctest.Wait()
+		swapThroughAGap(t, n, path, "v3\n")
 		assert.Empty(t, r.errs(), "the file was missing for less than a window")
 		assert.Equal(t, []string{"v2\n", "v3\n"}, r.contents())
 	})
@@ -682,25 +661,43 @@ func TestATouchDoesNotShortenTheNextRemovalsWindow(t *testing.T) {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "config.yaml")
 		write(t, path, "v1\n")
-		fs := &fakes{caps: caps{closes: true, files: true, ancestors: true}}
-		_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet))
-		synctest.Wait()
-		n := fs.last()
+		r, n := watchedOnLinux(t, path)
 
 		now := time.Now().Add(time.Second)
 		require.NoError(t, os.Chtimes(path, now, now))
 		send(n, path, opAttrib)
 		advance(testQuiet * 7 / 10)
-		require.NoError(t, os.Rename(path, filepath.Join(dir, "config.old")))
-		send(n, path, opRemove)
-		advance(testQuiet / 2)
-		write(t, filepath.Join(dir, "config.new"), "v3\n")
-		require.NoError(t, os.Rename(filepath.Join(dir, "config.new"), path))
-		send(n, path, opCreate)
-		synctest.Wait()
+		swapThroughAGap(t, n, path, "v3\n")
 		assert.Empty(t, r.errs(), "the file was missing for less than a window")
 		assert.Equal(t, []string{"v3\n"}, r.contents())
 	})
+}
+
+// watchedOnLinux watches path through fakes that report what the Linux
+// backend does (writers' closes, creations told from renames, the file's
+// own watch), with the re-check off unless opts turn it on, and returns the
+// notifier to send its events through.
+func watchedOnLinux(t *testing.T, path string, opts ...Option) (*recorder, *fakeNotifier) {
+	t.Helper()
+	fs := &fakes{caps: caps{closes: true, files: true, ancestors: true}}
+	base := []Option{withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet)}
+	_, r := watched(t, path, append(base, opts...)...)
+	synctest.Wait()
+	return r, fs.last()
+}
+
+// swapThroughAGap moves the file away and, half a window later, moves
+// another in with content (mv config.yaml config.old; mv config.new
+// config.yaml), telling n of each as the kernel would.
+func swapThroughAGap(t *testing.T, n *fakeNotifier, path, content string) {
+	t.Helper()
+	require.NoError(t, os.Rename(path, path+".old"))
+	send(n, path, opRemove) // IN_MOVED_FROM on the directory
+	advance(testQuiet / 2)  // less than a window after the removal
+	write(t, path+".new", content)
+	require.NoError(t, os.Rename(path+".new", path))
+	send(n, path, opCreate) // IN_MOVED_TO
+	synctest.Wait()
 }
 
 // Found in review: a slow callback lets the subscription's buffer fill,
