@@ -253,7 +253,7 @@ func BenchmarkRecovery(b *testing.B) {
 		fs := &fakes{}
 		// Every failure is a first failure: max = min keeps the backoff at
 		// its first step, as after a healthy run.
-		f := Provider(path, withNotifier(fs.new), WithBackoff(DefaultBackoffMin, DefaultBackoffMin),
+		f := Provider(path, withNotifier(fs.new), withBackoff(defaultBackoffMin, defaultBackoffMin),
 			WithLogger(slog.New(slog.DiscardHandler)))
 		p := newProbe(b, func() watcher { return f })
 		measure(b, p, func(i int) (string, time.Time) {
@@ -428,7 +428,7 @@ func measureIdle(b *testing.B, newW func(string) watcher, n int) idle {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	cpu0, start := cpuTime(), time.Now()
-	time.Sleep(DefaultRecheckInterval + time.Second)
+	time.Sleep(defaultRecheckInterval + time.Second)
 	wall := time.Since(start).Seconds()
 	cpu := cpuTime() - cpu0
 	runtime.ReadMemStats(&after)
@@ -468,21 +468,18 @@ func BenchmarkFootprint(b *testing.B) {
 	}
 }
 
-// The cost of one idle re-check: a stat that finds nothing changed.
+// The cost of one idle re-check: the stat of the subject, as the re-check
+// takes it, that finds nothing changed.
 func BenchmarkRecheckCost(b *testing.B) {
 	vol, err := kubevol.New(filepath.Join(b.TempDir(), "config"), map[string]string{"config.yaml": gen(0)})
 	if err != nil {
 		b.Fatal(err)
 	}
-	path := vol.Path("config.yaml")
-	info, err := os.Stat(path)
-	if err != nil {
-		b.Fatal(err)
-	}
+	subj := &fileSubject{abs: vol.Path("config.yaml")}
+	sig := subj.stat()
 	b.ResetTimer()
 	for range b.N {
-		now, err := os.Stat(path)
-		if err != nil || !sameStat(now, info) {
+		if subj.stat() != sig {
 			b.Fatal("changed")
 		}
 	}

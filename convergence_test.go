@@ -335,7 +335,7 @@ func runSequence(t *testing.T, seed uint64) int {
 		t.Errorf("seed %d: not converged: %v\nops: %s\ncalls: %s", seed, converged(w.path, string(base), r), strings.Join(w.log, ", "), r)
 	}
 	// Nothing more may arrive once settled: no late repeat, no stale state.
-	time.Sleep(3 * DefaultQuietWindow)
+	time.Sleep(3 * defaultQuietWindow)
 	if err := converged(w.path, string(base), r); err != nil {
 		t.Errorf("seed %d: diverged after settling: %v\nops: %s\ncalls: %s", seed, err, strings.Join(w.log, ", "), r)
 	}
@@ -347,7 +347,7 @@ func runSequence(t *testing.T, seed uint64) int {
 	shutdown(t, f)
 	unwatched.Store(true)
 	_ = w.renameOver(w.path, "after unwatch\n")
-	time.Sleep(2 * DefaultQuietWindow)
+	time.Sleep(2 * defaultQuietWindow)
 	if late.Load() != 0 {
 		t.Errorf("seed %d: callback after Unwatch returned", seed)
 	}

@@ -3,30 +3,27 @@ package file
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"io/fs"
-	"log/slog"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/fsnotify/fsnotify"
 )
 
 // core is what a File and a FileSet share: their target, and the state of
-// their watch. Every change to that state is a method here, under mu.
+// their watch. Every change to that state is a method here or in
+// delivery.go, under mu.
 type core struct {
-	t    target
-	opts options // t.opts points here
+	t target
 
 	// eventOf makes the event a delivery calls back with: File's is an
 	// fsnotify.Event, FileSet's a SetEvent.
 	eventOf func(c *content, op fsnotify.Op) any
 
 	mu         sync.Mutex
-	sv         *supervisor // the current watch, or the last one, stopped; nil if none
-	seen       seenMark    // what the application last got, from a read or a callback
-	delivering *content    // what the running callback was fired for, nil otherwise
+	w          *watch   // the current watch, or the last one, stopped; nil if none
+	seen       seenMark // what the application last got: the watch's baseline, then each delivery
+	delivering *content // what the running callback was fired for, nil otherwise
 	stats      stats
 	handing    int        // callbacks decided on and not yet called
 	handed     *sync.Cond // on mu: handing dropped to zero
@@ -63,8 +60,8 @@ func contentMark(d *content) seenMark {
 
 func (c *core) init(path string, subj subject, opts []Option, eventOf func(*content, fsnotify.Op) any) {
 	c.handed = sync.NewCond(&c.mu)
-	c.opts = newOptions(opts)
-	c.t = target{path: path, subj: subj, opts: &c.opts}
+	o := newOptions(opts)
+	c.t = target{path: path, subj: subj, opts: &o}
 	c.eventOf = eventOf
 }
 
@@ -80,34 +77,35 @@ func (c *core) read() reading {
 	return r
 }
 
-// watch starts a watch; see File.WatchWithContext.
+// watch starts a watch; see File.WatchWithContext. The first session is
+// launched before it returns, so that the watch is in place then.
 func (c *core) watch(ctx context.Context, cb func(event any, err error)) error {
 	if cb == nil {
 		return errNilCallback
 	}
-	if c.isWatching() {
-		return ErrAlreadyWatching
+	w, err := c.newWatch(ctx, cb)
+	if err != nil {
+		return err
 	}
-	first := launchSession(c.t, reasonStart) // I/O outside the lock; checked again below
+	first := launchSession(c.t, w, ReasonStart)
+	go w.run(first)
+	return nil
+}
+
+// newWatch makes the watch that Watch starts the current one, unless one
+// runs. The last watch may still be in a callback: the new one's first
+// waits for it, so that callbacks never overlap.
+func (c *core) newWatch(parent context.Context, cb func(any, error)) (*watch, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.sv != nil && !c.sv.stopped() {
-		first.close()
-		return ErrAlreadyWatching
+	if c.w != nil && !c.w.stopped() {
+		return nil, ErrAlreadyWatching
 	}
-	if c.seen.state == seenNothing {
-		// Nobody read the file before Watch: the content now is the baseline.
-		c.seen = markOf(first.read)
-	}
-	// Stats must show the watch as it is when Watch returns.
-	c.stats.mode, c.stats.dirs = ModeRetrying, nil
-	if first.s != nil {
-		c.stats.mode, c.stats.dirs = first.s.mode(), first.s.watchedDirs()
-	}
-	// The last watch may still be in a callback: the new one's first waits
-	// for it, so that callbacks never overlap.
-	c.sv = startSupervisor(ctx, c, cb, c.sv, first, c.seen)
-	return nil
+	ctx, cancel := context.WithCancel(parent)
+	w := &watch{c: c, cb: cb, ctx: ctx, cancel: cancel, done: make(chan struct{}), look: make(chan struct{}, 1), prev: c.w}
+	c.w = w
+	c.stats.mode, c.stats.dirs = ModeRetrying, nil // until its first session is open
+	return w, nil
 }
 
 // recheck asks the running watch to look now; see File.Recheck. The
@@ -117,16 +115,9 @@ func (c *core) watch(ctx context.Context, cb func(event any, err error)) error {
 func (c *core) recheck() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.sv != nil && !c.sv.stopped() {
-		c.sv.nudge()
+	if c.w != nil && !c.w.stopped() {
+		c.w.nudge()
 	}
-}
-
-// isWatching reports whether a watch is running and not stopping.
-func (c *core) isWatching() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.sv != nil && !c.sv.stopped()
 }
 
 // unwatch stops the watch; see File.Unwatch. A callback decided on before
@@ -135,8 +126,8 @@ func (c *core) isWatching() bool {
 func (c *core) unwatch() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.sv != nil {
-		c.sv.stop()
+	if c.w != nil {
+		c.w.stop()
 	}
 	for c.handing > 0 {
 		c.handed.Wait()
@@ -146,35 +137,40 @@ func (c *core) unwatch() {
 // shutdown stops the watch and waits for it; see File.Shutdown.
 func (c *core) shutdown(ctx context.Context) error {
 	for {
-		c.mu.Lock()
-		sv := c.sv
-		if sv != nil {
-			sv.stop()
-		}
-		c.mu.Unlock()
-		if sv == nil {
+		w := c.stopWatch()
+		if w == nil {
 			return nil
 		}
 		select {
-		case <-sv.done:
+		case <-w.done:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		if c.clearWatch(sv) {
+		if c.clearWatch(w) {
 			return nil
 		}
 		// The callback it waited for started another watch: stop that too.
 	}
 }
 
-// clearWatch clears c.sv if it is still sv, and reports whether it was.
-func (c *core) clearWatch(sv *supervisor) bool {
+// stopWatch stops the current watch, if any, and returns it.
+func (c *core) stopWatch() *watch {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.sv != sv {
+	if c.w != nil {
+		c.w.stop()
+	}
+	return c.w
+}
+
+// clearWatch clears c.w if it is still w, and reports whether it was.
+func (c *core) clearWatch(w *watch) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.w != w {
 		return false
 	}
-	c.sv = nil
+	c.w = nil
 	return true
 }
 
@@ -185,138 +181,20 @@ func (c *core) deliveringNow() *content {
 	return c.delivering
 }
 
-// markRead records what a read gave the application: the baseline of the
-// next watch, not of the one that runs.
+// markRead records what a read made while no watch runs gave the
+// application: the baseline of the next watch. A read while a watch runs
+// (a health check, a second k.Load) changes nothing of what the watch
+// delivers.
 func (c *core) markRead(r reading) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.w != nil && !c.w.stopped() {
+		return
+	}
 	if r.err != nil && c.seen.state != seenNothing {
 		return
 	}
 	c.seen = markOf(r)
-}
-
-// deliver calls cb with r's content and op, unless the watch has stopped
-// (ctx is done), and reports whether it did. While cb runs, reads return
-// that content.
-func (c *core) deliver(ctx context.Context, cb func(any, error), r reading, op fsnotify.Op) bool {
-	if !c.startDelivery(ctx, &r.c, r.why) {
-		return false
-	}
-	defer c.endDelivery()
-	ev := c.eventOf(&r.c, op)
-	c.handOver()
-	cb(ev, nil)
-	if log := c.opts.log(); log.Enabled(context.Background(), slog.LevelDebug) {
-		attrs := []any{slog.String("path", c.t.path), slog.String("reason", string(r.why)), slog.Int("size", r.c.size())}
-		if r.c.gen != "" {
-			attrs = append(attrs, slog.String("generation", r.c.gen))
-		}
-		// The keyed fingerprint, shortened: it tells versions apart in the
-		// log, and lets no reader of the log test a guess at a Secret.
-		attrs = append(attrs, slog.String("fingerprint", fingerprint(r.c.sum)[:12]))
-		if c.opts.contentHash {
-			attrs = append(attrs, slog.String("sha256", hex.EncodeToString(r.c.sum[:])))
-		}
-		log.Debug("keepwatch: update delivered", attrs...)
-	}
-	return true
-}
-
-// startDelivery marks content as what the application has seen and as
-// what reads return, and counts the update, unless ctx is done. It checks
-// ctx under c.mu, which Unwatch holds to stop the watch, and Unwatch waits
-// until the callback is handed over: so no callback begins after Unwatch
-// returns.
-func (c *core) startDelivery(ctx context.Context, d *content, why reason) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if ctx.Err() != nil {
-		return false
-	}
-	c.seen = contentMark(d)
-	c.delivering = d
-	c.stats.updates++
-	c.stats.lastUpdate, c.stats.lastUpdateReason = time.Now(), why
-	c.handing++
-	return true
-}
-
-// handOver says that a callback decided on is being called now.
-func (c *core) handOver() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.handing--
-	if c.handing == 0 {
-		c.handed.Broadcast()
-	}
-}
-
-// endDelivery ends what startDelivery began, once the callback returned.
-func (c *core) endDelivery() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.delivering = nil
-}
-
-// report counts a problem and, with WithErrorCallbacks, calls cb with it,
-// unless the watch has stopped.
-func (c *core) report(ctx context.Context, cb func(any, error), err error) {
-	if !c.recordError(ctx, err) {
-		return
-	}
-	c.handOver()
-	cb(nil, err)
-}
-
-// recordError counts a problem, unless ctx is done, checked under c.mu as
-// startDelivery does; it reports whether the callback is to be told, and
-// is then being handed over, as by startDelivery.
-func (c *core) recordError(ctx context.Context, err error) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if ctx.Err() != nil {
-		return false
-	}
-	c.stats.errors++
-	c.stats.lastError, c.stats.lastErrorTime = err, time.Now()
-	if !c.opts.errorCallbacks {
-		return false
-	}
-	c.handing++
-	return true
-}
-
-// recordSession records that a session runs, how, and what it watches.
-func (c *core) recordSession(mode Mode, dirs []string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.stats.mode, c.stats.dirs = mode, dirs
-}
-
-// recordDirs records what the running session watches now.
-func (c *core) recordDirs(dirs []string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.stats.dirs = dirs
-}
-
-// recordFailure records that a session failed; mode is what follows, and
-// restart whether it counts as a restart (trying events again while
-// polling does not).
-func (c *core) recordFailure(mode Mode, restart bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if restart {
-		c.stats.restarts++
-	}
-	c.stats.mode, c.stats.dirs = mode, nil
-}
-
-// firstSubPathCheck reports whether this is the provider's first subPath
-// check: the warning is given once per provider, not per Watch.
-func (c *core) firstSubPathCheck() bool {
-	return c.subPathChecked.CompareAndSwap(false, true)
 }
 
 // errorf wraps err as an *fs.PathError on the provider's path.

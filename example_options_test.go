@@ -68,7 +68,6 @@ func ExampleProvider_options() {
 		file.WithRecheckInterval(30*time.Second),                       // safety-net re-check; 0 turns it off
 		file.WithQuietWindow(100*time.Millisecond),                     // wait for in-place writes to stop
 		file.WithPolling(0),                                            // poll every d instead of events; 0: events
-		file.WithBackoff(25*time.Millisecond, 3*time.Second),           // re-arm delays after a failure
 		file.WithMaxSize(16<<20),                                       // refuse larger files
 		file.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, nil))), // default: slog.Default()
 		// Off unless given:

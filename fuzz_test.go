@@ -41,7 +41,7 @@ func FuzzSessionEvents(f *testing.F) {
 			fs := &fakes{caps: caps{closes: closes}}
 			f := Provider(path, withNotifier(fs.new), WithLogger(failLogger(t)), WithErrorCallbacks(),
 				WithRecheckInterval(time.Second), WithQuietWindow(50*time.Millisecond),
-				WithBackoff(10*time.Millisecond, 100*time.Millisecond))
+				withBackoff(10*time.Millisecond, 100*time.Millisecond))
 			base, _ := f.ReadBytes()
 			r := newRecorder(f)
 			if err := f.Watch(r.cb); err != nil {

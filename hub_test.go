@@ -92,7 +92,7 @@ func TestAHubFaultReArmsItOnceAndEveryProviderReReads(t *testing.T) {
 						path := filepath.Join(d, fmt.Sprintf("c%d.yaml", i))
 						write(t, path, "v1\n")
 						_, r := watched(t, path, withNotifier(h.subscribe),
-							WithBackoff(testBackoffMin, testBackoffMax), WithRecheckInterval(0))
+							withBackoff(testBackoffMin, testBackoffMax), WithRecheckInterval(0))
 						paths, recs = append(paths, path), append(recs, r)
 					}
 				}

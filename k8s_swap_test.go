@@ -81,7 +81,7 @@ func TestConfigMapUnchangedPayloadWritesAndFiresNothing(t *testing.T) {
 func TestConfigMapKeyAddedAndRemoved(t *testing.T) {
 	v := newVolume(t, filepath.Join(t.TempDir(), "config"), map[string]string{"a.yaml": "a: 1\n"})
 	_, ra := watched(t, v.path("a.yaml"))
-	_, rb := watched(t, v.path("b.yaml"), WithBackoff(time.Hour, time.Hour))
+	_, rb := watched(t, v.path("b.yaml"), withBackoff(time.Hour, time.Hour))
 	rb.waitErr(t, fs.ErrNotExist)
 
 	v.update(map[string]string{"a.yaml": "a: 1\n", "b.yaml": "b: 1\n"})
@@ -158,7 +158,7 @@ func TestConfigMapUpdateIsSeenThoughTheKeyLinkNeverChanges(t *testing.T) {
 			_, r, _ := watchedFake(t, v.path("config.yaml"), WithRecheckInterval(5*time.Second))
 			before := lstatMtime(t, v.path("config.yaml"))
 			v.update(config(1))
-			advance(5*time.Second + DefaultQuietWindow)
+			advance(5*time.Second + defaultQuietWindow)
 			assert.Equal(t, []string{config(1)["config.yaml"]}, r.contents())
 			assert.Equal(t, before, lstatMtime(t, v.path("config.yaml")))
 		})
@@ -174,7 +174,7 @@ func lstatMtime(t *testing.T, path string) time.Time {
 
 func TestConfigMapFileDeletedThenRecreated(t *testing.T) {
 	v := newVolume(t, filepath.Join(t.TempDir(), "config"), config(0))
-	_, r := watched(t, v.path("config.yaml"), WithBackoff(time.Hour, time.Hour))
+	_, r := watched(t, v.path("config.yaml"), withBackoff(time.Hour, time.Hour))
 
 	// Someone deletes the key link; a later update puts it back.
 	require.NoError(t, os.Remove(v.path("config.yaml")))
@@ -187,7 +187,7 @@ func TestConfigMapFileDeletedThenRecreated(t *testing.T) {
 func TestConfigMapVolumeRemovedAndRecreated(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "config")
 	path := newVolume(t, dir, config(0)).path("config.yaml")
-	_, r := watched(t, path, WithBackoff(time.Hour, time.Hour))
+	_, r := watched(t, path, withBackoff(time.Hour, time.Hour))
 
 	for i := 1; i <= 3; i++ {
 		require.NoError(t, os.RemoveAll(dir))

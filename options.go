@@ -10,23 +10,23 @@ import (
 
 // Defaults for the options.
 const (
-	// DefaultRecheckInterval is how often the file is re-checked without an
+	// defaultRecheckInterval is how often the file is re-checked without an
 	// event, as a safety net for missed events and for filesystems that
 	// deliver none (NFS, SMB, FUSE).
-	DefaultRecheckInterval = 30 * time.Second
+	defaultRecheckInterval = 30 * time.Second
 
-	// DefaultQuietWindow is how long an in-place write must be followed by no
+	// defaultQuietWindow is how long an in-place write must be followed by no
 	// further write before the file is read, where the kernel does not
 	// report the writer's close (see [WithQuietWindow]).
-	DefaultQuietWindow = 100 * time.Millisecond
+	defaultQuietWindow = 100 * time.Millisecond
 
-	// DefaultBackoffMin and DefaultBackoffMax bound the delay before a broken
+	// defaultBackoffMin and defaultBackoffMax bound the delay before a broken
 	// watch is re-armed.
-	DefaultBackoffMin = 25 * time.Millisecond
-	DefaultBackoffMax = 3 * time.Second
+	defaultBackoffMin = 25 * time.Millisecond
+	defaultBackoffMax = 3 * time.Second
 
-	// DefaultMaxSize is the largest file the provider reads: 16 MiB.
-	DefaultMaxSize = 16 << 20
+	// defaultMaxSize is the largest file the provider reads: 16 MiB.
+	defaultMaxSize = 16 << 20
 )
 
 // Option configures a provider; pass options to [Provider].
@@ -49,11 +49,11 @@ type options struct {
 
 func newOptions(opts []Option) options {
 	o := options{
-		recheck:     DefaultRecheckInterval,
-		quiet:       DefaultQuietWindow,
-		backoffMin:  DefaultBackoffMin,
-		backoffMax:  DefaultBackoffMax,
-		maxSize:     DefaultMaxSize,
+		recheck:     defaultRecheckInterval,
+		quiet:       defaultQuietWindow,
+		backoffMin:  defaultBackoffMin,
+		backoffMax:  defaultBackoffMax,
+		maxSize:     defaultMaxSize,
 		newNotifier: processHub.subscribe,
 		fsType:      fsinfo.Type,
 		mountInfo:   mountinfo.Path,
@@ -67,7 +67,7 @@ func newOptions(opts []Option) options {
 // WithRecheckInterval sets how often the file is re-checked when no event
 // arrives. A re-check costs one stat; the file is read only if the stat
 // differs from the last read. Zero or less turns re-checks off.
-// Default: [DefaultRecheckInterval].
+// Default: 30 s.
 func WithRecheckInterval(d time.Duration) Option {
 	return func(o *options) { o.recheck = max(d, 0) }
 }
@@ -95,17 +95,17 @@ func WithPolling(d time.Duration) Option {
 // volume is read once it has gone a window without a change. Atomic
 // updates (rename, symlink swap) are read at once either way. Zero turns
 // all waiting off: every write is read at once, done or not.
-// Default: [DefaultQuietWindow].
+// Default: 100 ms.
 func WithQuietWindow(d time.Duration) Option {
 	return func(o *options) { o.quiet = max(d, 0) }
 }
 
-// WithBackoff sets the bounds of the delay before a broken watch is re-armed.
+// withBackoff sets the bounds of the delay before a broken watch is re-armed;
+// tests use it to make the delays short or long.
 // The delay starts near lo, doubles with each failure in a row up to hi,
 // is jittered, and starts again from lo after a healthy run (one that lasts
 // at least hi). Values of zero or less keep the defaults.
-// Default: [DefaultBackoffMin], [DefaultBackoffMax].
-func WithBackoff(lo, hi time.Duration) Option {
+func withBackoff(lo, hi time.Duration) Option {
 	return func(o *options) {
 		if lo > 0 {
 			o.backoffMin = lo
@@ -119,7 +119,7 @@ func WithBackoff(lo, hi time.Duration) Option {
 
 // WithMaxSize sets the largest file, in bytes, that the provider reads;
 // a larger file is reported with [ErrFileTooLarge]. Zero or less keeps the
-// default. Default: [DefaultMaxSize].
+// default. Default: 16 MiB.
 func WithMaxSize(n int64) Option {
 	return func(o *options) {
 		if n > 0 {
@@ -189,7 +189,7 @@ func (o *options) pollInterval() time.Duration {
 	case o.recheck > 0:
 		return o.recheck
 	}
-	return DefaultRecheckInterval
+	return defaultRecheckInterval
 }
 
 func (o *options) log() *slog.Logger {

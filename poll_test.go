@@ -107,7 +107,7 @@ func TestAFileOnAFilesystemWithoutEventsIsAlsoPolled(t *testing.T) {
 		assert.Contains(t, errs[0].Error(), "nfs")
 
 		replace(t, path, "v2\n") // on another host: no event
-		advance(DefaultRecheckInterval + testQuiet)
+		advance(defaultRecheckInterval + testQuiet)
 		assert.Equal(t, []string{"v2\n"}, r.contents(), "polled although re-checks are off")
 
 		// A restart does not repeat the notice.

@@ -33,7 +33,7 @@ func Provider(path string, opts ...Option) *File {
 	f.init(subj.path, subj, opts, func(_ *content, op fsnotify.Op) any {
 		return fsnotify.Event{Name: subj.path, Op: op}
 	})
-	subj.maxSize = f.opts.maxSize
+	subj.maxSize = f.t.opts.maxSize
 	return f
 }
 

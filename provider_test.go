@@ -234,7 +234,7 @@ func TestRemovedFileIsReportedOnceAndDeliveredWhenBack(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config.yaml")
 	write(t, path, "v1\n")
-	_, r := watched(t, path, WithBackoff(time.Hour, time.Hour))
+	_, r := watched(t, path, withBackoff(time.Hour, time.Hour))
 
 	require.NoError(t, os.Remove(path))
 	err := r.waitErr(t, fs.ErrNotExist)
@@ -259,7 +259,7 @@ func TestRemovedFileIsReportedOnceAndDeliveredWhenBack(t *testing.T) {
 func TestFileBackWithTheSameContentIsDelivered(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	write(t, path, "v1\n")
-	_, r := watched(t, path, WithBackoff(time.Hour, time.Hour))
+	_, r := watched(t, path, withBackoff(time.Hour, time.Hour))
 
 	require.NoError(t, os.Remove(path))
 	r.waitErr(t, fs.ErrNotExist)
@@ -279,7 +279,7 @@ func TestRemovedDirectoryIsWatchedFromItsParent(t *testing.T) {
 	path := filepath.Join(dir, "config.yaml")
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	write(t, path, "v1\n")
-	_, r := watched(t, path, WithBackoff(time.Hour, time.Hour))
+	_, r := watched(t, path, withBackoff(time.Hour, time.Hour))
 
 	for i := 2; i <= 4; i++ {
 		require.NoError(t, os.RemoveAll(filepath.Join(root, "a")))
@@ -294,7 +294,7 @@ func TestRemovedDirectoryIsWatchedFromItsParent(t *testing.T) {
 func TestWatchOnAMissingFileReportsAndWaits(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "not", "yet")
 	path := filepath.Join(dir, "config.yaml")
-	_, r := watched(t, path, WithBackoff(time.Hour, time.Hour))
+	_, r := watched(t, path, withBackoff(time.Hour, time.Hour))
 	r.waitErr(t, fs.ErrNotExist)
 
 	require.NoError(t, os.MkdirAll(dir, 0o755))

@@ -6,63 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"time"
 )
-
-// content is one read of a file, or of a set of files.
-type content struct {
-	data  []byte            // the file's content; nil for a set
-	files []member          // the set's files, in the order they merge; nil for a file
-	gen   string            // the kubelet payload it was read from, "" if none
-	sum   [sha256.Size]byte // of all of it
-	sig   signature         // the stat it was read at, for the cheap re-check
-	info  fs.FileInfo       // a file's fstat
-	mtime time.Time         // the file's modification time; a set's newest
-}
-
-// member is one file of a set, as read.
-type member struct {
-	name string // its name in the set's directory
-	data []byte
-}
-
-// size is how many bytes were read.
-func (c *content) size() int {
-	n := len(c.data)
-	for _, m := range c.files {
-		n += len(m.data)
-	}
-	return n
-}
-
-// reason says why the file was read. It goes to the logger with each
-// delivery, and to Stats.
-type reason string
-
-const (
-	reasonStart   reason = "start"   // the watch began
-	reasonRestart reason = "restart" // the watch was re-armed after a failure
-	reasonEvent   reason = "event"   // a filesystem event on the path's chain
-	reasonWrite   reason = "write"   // in-place writes went quiet
-	reasonRecheck reason = "recheck" // the periodic re-check saw a change
-	reasonRequest reason = "request" // the application asked, with Recheck
-)
-
-// reading is one read of the file: its content or why it could not be
-// read, and why it was read.
-type reading struct {
-	why reason
-	c   content
-	err error
-}
-
-// target is what a watch watches and how: the subject, the name it goes
-// by, and the options.
-type target struct {
-	path string // names the subject in events, logs and Stats
-	subj subject
-	opts *options
-}
 
 // readFile reads the regular file at abs, reporting errors against name (the
 // path the user gave). It opens without blocking and checks the open file

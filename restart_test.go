@@ -28,7 +28,7 @@ const (
 func watchedFake(t *testing.T, path string, opts ...Option) (*File, *recorder, *fakes) {
 	t.Helper()
 	fs := &fakes{}
-	base := []Option{withNotifier(fs.new), WithBackoff(testBackoffMin, testBackoffMax), WithRecheckInterval(0)}
+	base := []Option{withNotifier(fs.new), withBackoff(testBackoffMin, testBackoffMax), WithRecheckInterval(0)}
 	f, r := watched(t, path, append(base, opts...)...)
 	synctest.Wait()
 	return f, r, fs
@@ -76,7 +76,7 @@ func TestSessionFaultsAreReportedOnceAndRecoveredWithAReRead(t *testing.T) {
 				n2 := fs.last()
 				write(t, path, "v3\n")
 				send(n2, path, opWrite)
-				time.Sleep(DefaultQuietWindow)
+				time.Sleep(defaultQuietWindow)
 				synctest.Wait()
 				assert.Equal(t, []string{"v2\n", "v3\n"}, r.contents())
 			})
@@ -90,7 +90,7 @@ func TestFailingConstructorBacksOffExponentiallyAndReportsOnce(t *testing.T) {
 		write(t, path, "v1\n")
 		fs := &fakes{}
 		fs.newErrs = []error{syscall.EIO, syscall.EIO, syscall.EIO, syscall.EIO, syscall.EIO, syscall.EIO}
-		_, r := watched(t, path, withNotifier(fs.new), WithBackoff(testBackoffMin, testBackoffMax), WithRecheckInterval(0))
+		_, r := watched(t, path, withNotifier(fs.new), withBackoff(testBackoffMin, testBackoffMax), WithRecheckInterval(0))
 
 		write(t, path, "v2\n")
 		time.Sleep(10 * time.Second)
@@ -125,7 +125,7 @@ func TestFailingAddIsReportedOnceAndRetried(t *testing.T) {
 				write(t, path, "v1\n")
 				fs := &fakes{}
 				fs.addErr = func(string) error { return errno }
-				_, r := watched(t, path, withNotifier(fs.new), WithBackoff(testBackoffMin, testBackoffMax), WithRecheckInterval(0))
+				_, r := watched(t, path, withNotifier(fs.new), withBackoff(testBackoffMin, testBackoffMax), WithRecheckInterval(0))
 
 				time.Sleep(time.Second)
 				synctest.Wait()
@@ -197,7 +197,7 @@ func TestShutdownDuringBackoffReturnsAtOnce(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "config.yaml")
 		write(t, path, "v1\n")
 		fs := &fakes{newErrs: []error{syscall.EIO}}
-		f := Provider(path, withNotifier(fs.new), WithBackoff(time.Hour, time.Hour), WithLogger(testLogger(t)))
+		f := Provider(path, withNotifier(fs.new), withBackoff(time.Hour, time.Hour), WithLogger(testLogger(t)))
 		require.NoError(t, f.Watch(func(any, error) {}))
 		synctest.Wait()
 		start := time.Now()

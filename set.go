@@ -85,7 +85,7 @@ func newSet(path string, subj *setSubject, parser koanf.Parser, opts []Option) *
 	s.init(path, subj, opts, func(c *content, op fsnotify.Op) any {
 		return SetEvent{Path: path, Files: c.names(), Generation: c.gen, Op: op}
 	})
-	subj.maxSize = s.opts.maxSize
+	subj.maxSize = s.t.opts.maxSize
 	return s
 }
 
@@ -315,7 +315,7 @@ func appendNew(list []string, s string) []string {
 // reading, after swapping in a newer one.
 const maxGenerationRetries = 3
 
-func (s *setSubject) read(why reason) reading {
+func (s *setSubject) read(why Reason) reading {
 	for range maxGenerationRetries {
 		c := chain.Resolve(s.abs, nil)
 		p, err := s.locate(&c)
@@ -332,7 +332,7 @@ func (s *setSubject) read(why reason) reading {
 }
 
 // readAt reads the set's files where p says they are.
-func (s *setSubject) readAt(p place, why reason) reading {
+func (s *setSubject) readAt(p place, why Reason) reading {
 	if p.dir == "" {
 		c := chain.Resolve(s.abs, nil)
 		var err error
@@ -397,13 +397,4 @@ func (s *setSubject) stat() signature {
 		sig = signOf(sig, n, info)
 	}
 	return sig
-}
-
-// names lists the files of a set's content.
-func (c *content) names() []string {
-	var out []string
-	for _, m := range c.files {
-		out = append(out, m.name)
-	}
-	return out
 }

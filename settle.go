@@ -13,71 +13,86 @@ const maxWaitFactor = 10
 // good. Its close, when it comes, reads the file again.
 const maxWriterWait = 10 * time.Second
 
-// settle is a session's wait for the file to settle before it is read or
-// believed. It is one of two kinds:
-//
-//   - writing: in-place writes are under way. Where the kernel reports a
-//     writer's close, nothing is read until the writer closes the file, or
-//     for at most maxWriterWait (or maxWaitFactor windows, if longer).
-//     Elsewhere, nothing is read until a window passes without a write, or
-//     maxWaitFactor windows after the first one, so that a file written
-//     without pause is still read.
-//   - doubt: a read found the file missing or empty. That is reported or
-//     delivered when the window ends, unless an event first shows it was the
-//     middle of an update.
+// settleState is what a session waits for before it reads the file, or
+// believes what it read.
+type settleState uint8
+
+const (
+	// settled: nothing to wait for; reads are believed.
+	settled settleState = iota
+	// doubting: a read found the file missing or empty. That is reported
+	// or delivered when the window ends, unless an event first shows it
+	// was the middle of an update.
+	doubting
+	// quieting: in-place writes are under way, and nothing will say when
+	// they end. The file is read once a window passes without a write, or
+	// maxWaitFactor windows after the first one, so that a file written
+	// without pause is still read.
+	quieting
+	// guessing: as quieting, but started by a changed stat alone (the
+	// re-check saw the file change, no event said how). An event that
+	// shows a rename or a swap ends it, since those are read at once.
+	guessing
+	// awaitingClose: in-place writes are under way and the kernel reports
+	// the writer's close, which ends the wait; nothing is read until then,
+	// for at most maxWriterWait (or maxWaitFactor windows, if longer).
+	awaitingClose
+)
+
+// settle is a session's wait for the file to settle. Its state changes only
+// in the methods below, each a transition; the timer runs in every state
+// but settled.
 type settle struct {
-	window     time.Duration // the quiet window; zero turns settling off
-	timer      *time.Timer   // nil when not waiting
-	start      time.Time     // when the wait began
-	why        reason        // what started it
-	writes     bool          // the kind: writing, or doubt
-	untilClose bool          // writing, and the writer's close will end it
-	guessed    bool          // writing, on a changed stat alone: no write seen
+	window time.Duration // the quiet window; zero turns settling off
+	state  settleState
+	timer  *time.Timer // nil when settled
+	start  time.Time   // when the wait began
+	why    Reason      // what started it
 }
 
-// writing starts a wait for writes to end, or extends one; a doubt becomes
-// one. closes says whether the writer's close will be reported; a wait for
-// a close is not extended by more writes.
-func (q *settle) writing(why reason, closes bool) {
+// writing takes a write: it starts a wait for writes to end, or extends
+// one; a doubt becomes one. closes says whether the writer's close will be
+// reported.
+func (q *settle) writing(why Reason, closes bool) {
 	now := time.Now()
-	q.guessed = false
-	if q.timer == nil || !q.writes {
-		q.stop()
-		q.start, q.why, q.writes, q.untilClose = now, why, true, closes
-		q.timer = time.NewTimer(q.firstWait())
-		return
-	}
 	switch {
-	case q.untilClose:
-		return
+	case q.state == settled || q.state == doubting:
+		q.stop()
+		q.begin(now, why, quieting)
+		if closes {
+			q.state = awaitingClose
+		}
+		q.timer = time.NewTimer(q.firstWait())
+	case q.state == awaitingClose:
+		// A wait for the close is not extended by more writes.
 	case closes:
 		// A quiet-window wait (the re-check saw the file change) that the
 		// writer's first event catches up with: wait for its close now.
-		q.untilClose = true
+		q.state = awaitingClose
 		q.timer.Reset(max(0, q.start.Add(q.firstWait()).Sub(now)))
-		return
+	default:
+		q.state = quieting
+		q.timer.Reset(max(0, min(q.window, q.start.Add(maxWaitFactor*q.window).Sub(now))))
 	}
-	q.timer.Reset(max(0, min(q.window, q.start.Add(maxWaitFactor*q.window).Sub(now))))
 }
 
-// guess starts a wait for writes that nothing but a changed stat suggests
-// (the re-check found the file changed, no event said how), unless one is
-// running. A wait already running is not extended: the stat differs from
-// the last read until the wait ends and reads, so extending would put every
-// polled update off to the wait's cap.
-func (q *settle) guess(why reason) {
+// guess starts a wait for writes that nothing but a changed stat suggests,
+// unless writes are awaited already. A wait already running is not
+// extended: the stat differs from the last read until the wait ends and
+// reads, so extending would put every polled update off to the wait's cap.
+func (q *settle) guess(why Reason) {
 	if q.blocksReads() {
 		return
 	}
 	q.writing(why, false)
-	q.guessed = true
+	q.state = guessing
 }
 
-// dropGuess ends a guessed wait: an event has shown the change to be a
-// rename or a swap, which is read at once, as it would have been had the
-// re-check not come first.
-func (q *settle) dropGuess() {
-	if q.timer != nil && q.writes && q.guessed {
+// swapSeen takes an event that shows the change to be a rename or a swap,
+// which is read at once: it ends a guessed wait, as if the re-check had not
+// come first.
+func (q *settle) swapSeen() {
+	if q.state == guessing {
 		q.stop()
 	}
 }
@@ -85,25 +100,17 @@ func (q *settle) dropGuess() {
 // closeLost turns a wait for a writer's close into a wait for quiet:
 // events were lost, and the close may have been among them.
 func (q *settle) closeLost() {
-	if q.timer == nil || !q.untilClose {
-		return
+	if q.state == awaitingClose {
+		q.state = quieting
+		q.timer.Reset(q.window)
 	}
-	q.untilClose = false
-	q.timer.Reset(q.window)
 }
 
-func (q *settle) firstWait() time.Duration {
-	if q.untilClose {
-		return max(maxWriterWait, maxWaitFactor*q.window)
-	}
-	return q.window
-}
-
-// writerClosed ends a wait, if one runs, and reports whether it did: the
-// writer closed the file, so what it wrote is all there. That ends a doubt
-// too: a file created empty and closed so is empty on purpose.
+// writerClosed takes a writer's close. It ends any wait, and reports
+// whether there was one: what the writer wrote is all there. That ends a
+// doubt too: a file created empty and closed so is empty on purpose.
 func (q *settle) writerClosed() bool {
-	if q.timer == nil {
+	if q.state == settled {
 		return false
 	}
 	q.stop()
@@ -112,24 +119,27 @@ func (q *settle) writerClosed() bool {
 
 // doubt starts a doubt, unless a wait is running: its end reads anyway, and
 // events during it must not postpone a real problem's report.
-func (q *settle) doubt(why reason) {
-	if q.timer != nil {
+func (q *settle) doubt(why Reason) {
+	if q.state != settled {
 		return
 	}
-	q.start, q.why, q.writes = time.Now(), why, false
+	q.begin(time.Now(), why, doubting)
 	q.timer = time.NewTimer(q.window)
 }
 
-// clearDoubt ends a doubt that a read has just dispelled.
-func (q *settle) clearDoubt() {
-	if !q.writes {
+// believed takes a read that is believed: it ends a doubt, which the read
+// has dispelled.
+func (q *settle) believed() {
+	if q.state == doubting {
 		q.stop()
 	}
 }
 
 // blocksReads reports whether in-place writes are under way: a read now
 // could see them half done.
-func (q *settle) blocksReads() bool { return q.timer != nil && q.writes }
+func (q *settle) blocksReads() bool {
+	return q.state == quieting || q.state == guessing || q.state == awaitingClose
+}
 
 // C fires when the wait is over; then call fired.
 func (q *settle) C() <-chan time.Time {
@@ -139,15 +149,27 @@ func (q *settle) C() <-chan time.Time {
 	return q.timer.C
 }
 
-// fired ends the wait and returns what started it.
-func (q *settle) fired() reason {
-	q.timer = nil
+// fired ends the wait whose timer fired, and returns what started it.
+func (q *settle) fired() Reason {
+	q.state, q.timer = settled, nil
 	return q.why
 }
 
+// stop ends any wait.
 func (q *settle) stop() {
 	if q.timer != nil {
 		q.timer.Stop()
-		q.timer = nil
 	}
+	q.state, q.timer = settled, nil
+}
+
+func (q *settle) begin(now time.Time, why Reason, s settleState) {
+	q.start, q.why, q.state = now, why, s
+}
+
+func (q *settle) firstWait() time.Duration {
+	if q.state == awaitingClose {
+		return max(maxWriterWait, maxWaitFactor*q.window)
+	}
+	return q.window
 }

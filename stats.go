@@ -28,6 +28,20 @@ const (
 	ModeRetrying Mode = "retrying"
 )
 
+// Reason says why the content a callback got was read: what made the watch
+// look at the file.
+type Reason string
+
+// The reasons of [Stats.LastUpdateReason], also logged with each delivery.
+const (
+	ReasonStart   Reason = "start"   // the watch began
+	ReasonRestart Reason = "restart" // the watch was re-armed after a failure
+	ReasonEvent   Reason = "event"   // a filesystem event on the path's chain
+	ReasonWrite   Reason = "write"   // in-place writes ended
+	ReasonRecheck Reason = "recheck" // the periodic re-check, or a poll, saw a change
+	ReasonRequest Reason = "request" // the application asked, with Recheck
+)
+
 // Stats is a snapshot of what a provider has done, from [File.Stats]. The
 // counters cover the provider's whole life, across Watch calls, so they
 // suit monitoring systems that expect counters to only grow.
@@ -37,10 +51,10 @@ type Stats struct {
 
 	Updates  uint64 // callbacks fired with new content
 	Restarts uint64 // watches re-armed, or fallen back to polling, after a failure
-	Errors   uint64 // problems reported to the callback (file or watch)
+	Errors   uint64 // problems reported (file or watch): logged, and told to the callback with WithErrorCallbacks
 
 	LastUpdate       time.Time // when the last update was delivered; zero if none
-	LastUpdateReason string    // why it was read: start, restart, event, write or recheck
+	LastUpdateReason Reason    // why its content was read
 	LastError        error     // the last problem reported; nil if none
 	LastErrorTime    time.Time // when it was reported
 
@@ -87,14 +101,14 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 	}{plain(s), lastError})
 }
 
-// stats is what a provider records for Stats. Guarded by File.mu.
+// stats is what a provider records for Stats. Guarded by core.mu.
 type stats struct {
 	mode             Mode
 	updates          uint64
 	restarts         uint64
 	errors           uint64
 	lastUpdate       time.Time
-	lastUpdateReason reason
+	lastUpdateReason Reason
 	lastError        error
 	lastErrorTime    time.Time
 	dirs             []string
@@ -118,7 +132,7 @@ func (c *core) snapshot() Stats {
 	if seen.state == seenContent {
 		s.Size, s.ModTime, s.Generation = seen.got.size, seen.got.modTime, seen.got.gen
 		s.Fingerprint = fingerprint(seen.sum)
-		if c.opts.contentHash {
+		if c.t.opts.contentHash {
 			s.SHA256 = hex.EncodeToString(seen.sum[:])
 		}
 	}
@@ -137,11 +151,11 @@ func (c *core) state() (Stats, seenMark) {
 		Restarts:         st.restarts,
 		Errors:           st.errors,
 		LastUpdate:       st.lastUpdate,
-		LastUpdateReason: string(st.lastUpdateReason),
+		LastUpdateReason: st.lastUpdateReason,
 		LastError:        st.lastError,
 		LastErrorTime:    st.lastErrorTime,
 	}
-	if c.sv != nil && !c.sv.stopped() {
+	if c.w != nil && !c.w.stopped() {
 		s.Mode = st.mode
 		s.WatchedDirs = slices.Clone(st.dirs)
 	}

@@ -29,7 +29,7 @@ func TestStatsFollowTheWatch(t *testing.T) {
 	dir := realTempDir(t)
 	path := filepath.Join(dir, "config.yaml")
 	write(t, path, "v1\n")
-	f := Provider(path, WithLogger(testLogger(t)), WithBackoff(time.Hour, time.Hour), WithErrorCallbacks())
+	f := Provider(path, WithLogger(testLogger(t)), withBackoff(time.Hour, time.Hour), WithErrorCallbacks())
 
 	st := f.Stats()
 	assert.Equal(t, Stats{Path: path, Mode: ModeStopped}, st, "nothing read, nothing watched")
@@ -56,7 +56,7 @@ func TestStatsFollowTheWatch(t *testing.T) {
 	assert.Equal(t, uint64(1), st.Updates)
 	assert.NotEqual(t, v1.Fingerprint, st.Fingerprint, "another content, another fingerprint")
 	v2 := st.Fingerprint
-	assert.Equal(t, "event", st.LastUpdateReason)
+	assert.Equal(t, ReasonEvent, st.LastUpdateReason)
 	assert.False(t, st.LastUpdate.Before(before))
 	assert.Zero(t, st.Errors)
 

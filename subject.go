@@ -19,7 +19,7 @@ type subject interface {
 	// calling before with each path before it looks it up.
 	resolve(before func(path string)) sight
 	// read reads the subject.
-	read(why reason) reading
+	read(why Reason) reading
 	// stat sums up the stat of everything read, for the cheap re-check: a
 	// change of content that leaves it alike is not looked for.
 	stat() signature
@@ -29,6 +29,14 @@ type subject interface {
 	// paths lists the files the subject reads, as given: where a subPath
 	// mount would be.
 	paths() []string
+}
+
+// target is what a watch watches and how: the subject, the name it goes
+// by, and the options.
+type target struct {
+	path string // names the subject in events, logs and Stats
+	subj subject
+	opts *options
 }
 
 // sight is what a resolution of a subject found it depends on: the paths
@@ -114,7 +122,7 @@ func (f *fileSubject) resolve(before func(string)) sight {
 // one ..data named both before and after the read. A read that a swap
 // fell in the middle of may be of either, and is made again; after
 // maxGenerationReads such reads the content stands, its generation unknown.
-func (f *fileSubject) read(why reason) reading {
+func (f *fileSubject) read(why Reason) reading {
 	dir := filepath.Dir(f.abs)
 	var c content
 	var err error

@@ -22,16 +22,29 @@ const maxWatchRounds = 8
 // failed ends, so that events are tried again.
 const eventRetryInterval = 30 * time.Second
 
-// sink takes what a session finds. The supervisor is the sink of the
-// sessions it runs.
+// sink takes what a session finds. The watch that runs the session is its
+// sink (delivery.go), and decides what of it reaches the callback.
 type sink interface {
 	// found takes a read the session believes: not one taken while the file
 	// was being written, nor a missing or empty file that may be the middle
 	// of an update.
 	found(r reading)
-	// watchingDirs takes the directories the session watches now, sorted.
-	watchingDirs(dirs []string)
+	// watching says how the session notices changes, and the directories
+	// it watches, sorted: once it is open, and whenever they change.
+	watching(mode Mode, dirs []string)
+	// started says that the session runs now, and how; remote names the
+	// filesystem that reports no remote changes, if the file is on one.
+	started(kind sessionKind, remote string)
 }
+
+// sessionKind is how a session notices changes.
+type sessionKind uint8
+
+const (
+	onEvents     sessionKind = iota // filesystem events, with the re-check as a safety net
+	pollForced                      // polling, because WithPolling asked for it
+	pollFallback                    // polling, standing in for events that failed
+)
 
 // session is one run of a watch: a notifier watching the directories the
 // path's current resolution depends on. It re-resolves and re-reads on
@@ -42,9 +55,10 @@ type sink interface {
 // A session without a notifier polls: it re-reads at the poll interval.
 type session struct {
 	t       target
+	out     sink
+	kind    sessionKind
 	n       notifier         // nil for a poll session
 	caps    caps             // what n can see
-	sink    sink             // set by run
 	view    sight            // what the subject's current resolution depends on
 	watched map[string]bool  // paths the notifier watches: directories, and the files themselves
 	refused map[string]error // paths a watch was refused on, and why; tried again at each look
@@ -62,13 +76,13 @@ type session struct {
 }
 
 // openSession creates a notifier and makes it watch what the path depends
-// on.
-func openSession(t target) (*session, error) {
+// on. The sink is told of the session once it is open.
+func openSession(t target, out sink) (*session, error) {
 	n, err := t.opts.newNotifier()
 	if err != nil {
 		return nil, err
 	}
-	s := newSession(t, n)
+	s := newSession(t, n, onEvents)
 	if err := s.watchChain(false); err != nil {
 		s.close()
 		return nil, err
@@ -76,22 +90,27 @@ func openSession(t target) (*session, error) {
 	if name, none := t.opts.fsType(s.view.home); none {
 		s.remoteFS = name
 	}
+	s.out, s.dirsDirty = out, true
+	s.tellWatching()
 	return s, nil
 }
 
 // newPollSession makes a session that polls. A fallback, standing in for
 // events that failed, ends after eventRetryInterval so that they are tried
 // again.
-func newPollSession(t target, fallback bool) *session {
-	s := newSession(t, nil)
+func newPollSession(t target, out sink, fallback bool) *session {
+	s := newSession(t, nil, pollForced)
 	if fallback {
+		s.kind = pollFallback
 		s.tryEvents = time.NewTimer(eventRetryInterval)
 	}
+	s.out = out
+	out.watching(ModePolling, nil)
 	return s
 }
 
-func newSession(t target, n notifier) *session {
-	s := &session{t: t, n: n, watched: make(map[string]bool), refused: make(map[string]error),
+func newSession(t target, n notifier, kind sessionKind) *session {
+	s := &session{t: t, n: n, kind: kind, watched: make(map[string]bool), refused: make(map[string]error),
 		settle: settle{window: t.opts.quiet}}
 	if n != nil {
 		s.caps = n.Caps()
@@ -106,10 +125,6 @@ func (s *session) pollOnly() bool { return s.n == nil }
 // a poll session, or its file is on a filesystem that reports no events
 // for remote changes.
 func (s *session) polls() bool { return s.pollOnly() || s.remoteFS != "" }
-
-// remote names the filesystem that reports no events for remote changes,
-// if the file is on one.
-func (s *session) remote() string { return s.remoteFS }
 
 // mode is how the session notices changes.
 func (s *session) mode() Mode {
@@ -135,12 +150,11 @@ func (s *session) watchedDirs() []string {
 	return dirs
 }
 
-// run hands first, the read made when the session was opened, to sink, then
-// handles events, and requests to look now from look, until the session
-// fails or ctx is done; it returns nil only in the latter case.
-func (s *session) run(ctx context.Context, sink sink, first reading, look <-chan struct{}) error {
-	s.sink = sink
-	s.dirsDirty = false // the supervisor recorded them when it started the session
+// run hands first, the read made when the session was opened, to the sink,
+// then handles events, and requests to look now from look, until the
+// session fails or ctx is done; it returns nil only in the latter case.
+func (s *session) run(ctx context.Context, first reading, look <-chan struct{}) error {
+	s.out.started(s.kind, s.remoteFS)
 	s.offer(first, false)
 	return s.loop(ctx, look)
 }
@@ -161,15 +175,15 @@ func (s *session) loop(ctx context.Context, look <-chan struct{}) error {
 		defer recheck.Stop()
 		tick = recheck.C
 	}
-	var tryEvents <-chan time.Time
+	var retry <-chan time.Time
 	if s.tryEvents != nil {
-		tryEvents = s.tryEvents.C
+		retry = s.tryEvents.C
 	}
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-tryEvents:
+		case <-retry:
 			return errTryEvents
 		case ev, ok := <-events:
 			if !ok {
@@ -187,23 +201,23 @@ func (s *session) loop(ctx context.Context, look <-chan struct{}) error {
 			}
 		case <-tick:
 			recheck.Reset(untilTick(every))
-			if err := s.look(reasonRecheck, false); err != nil {
+			if err := s.look(ReasonRecheck, false); err != nil {
 				return err
 			}
 		case <-look:
 			if ctx.Err() != nil {
 				return nil // stopping: the request was for a watch that is over
 			}
-			if err := s.look(reasonRequest, true); err != nil {
+			if err := s.look(ReasonRequest, true); err != nil {
 				return err
 			}
 		}
 		// A refresh can itself ask for another: the chain moved while its
 		// watches were being added. Nothing else would wake the loop for it.
 		for s.lookAgain || s.readNow {
-			why, settled := reasonEvent, s.readNow
+			why, settled := ReasonEvent, s.readNow
 			if settled {
-				why = reasonWrite
+				why = ReasonWrite
 			}
 			s.lookAgain, s.readNow = false, false
 			if err := s.refresh(why, settled); err != nil {
@@ -232,90 +246,148 @@ func (s *session) recheckEvery() time.Duration {
 	return s.t.opts.recheck
 }
 
-// onEvent decides what an event asks for. Events are only hints: which
-// entry changed says whether to look again, never what changed.
+// eventKind is what an event asks of a session. Events are only hints:
+// which entry changed says whether and when to look again, never what
+// changed. onEvent classifies each event, then acts on its kind.
+type eventKind uint8
+
+const (
+	eventIgnored   eventKind = iota // about nothing the subject depends on, or nothing changed
+	eventSetChange                  // a file of a set that may be rewritten file by file changed
+	eventMade                       // an entry was created where the path leads: its creator may still be writing it
+	eventMovedIn                    // an entry was renamed or linked in: complete as it arrives
+	eventGone                       // the file itself went, and the path no longer shows it
+	eventLook                       // something on the path's chain changed: look again now
+	eventWrite                      // the file was written in place
+	eventClosed                     // the writer a wait was for closed the file
+)
+
+// onEvent takes one event from the notifier.
 func (s *session) onEvent(ev event) {
 	if ev.has(opRescan) {
-		// Events were lost, a writer's close perhaps among them: stop
-		// waiting for one, and give the writer a quiet window instead.
-		s.rewatchAll, s.lookAgain = true, true
-		s.settle.closeLost()
+		s.eventsLost()
 		return
 	}
 	name := filepath.Clean(ev.name)
 	if !s.view.relevant(name) {
 		return
 	}
-	if s.watched[name] && ev.has(opRemove) {
-		// The kernel drops the watch of a removed directory or file, and a
-		// moved one no longer watches the path: watch the path afresh,
-		// even if it is back.
-		s.n.Remove(name)
-		delete(s.watched, name)
-		s.dirsDirty = true
-		if !slices.Contains(s.view.files, name) {
-			// A directory moved away takes the watches below it along:
-			// whatever takes its place, they watch the old tree.
-			s.rewatchAll = true
-		}
+	if ev.has(opRemove) && s.watched[name] {
+		s.watchGone(name)
 	}
-	if !s.view.atomic && name != s.view.swap && s.settle.window > 0 {
+	switch s.classify(ev, name) {
+	case eventSetChange:
+		s.settle.writing(ReasonEvent, false)
+	case eventMade:
+		s.made(name)
+	case eventMovedIn:
+		s.settle.swapSeen()
+		s.lookAgain = true
+	case eventGone:
+		s.fileGone()
+	case eventLook:
+		s.lookAgain = true
+	case eventWrite:
+		s.written()
+	case eventClosed:
+		s.settle.writerClosed()
+		s.readNow = true // what the writer wrote is all there, empty or not
+	}
+}
+
+// classify says what a relevant event asks for.
+func (s *session) classify(ev event, name string) eventKind {
+	closes := s.caps.closes && s.settle.window > 0
+	switch {
+	case !s.view.atomic && name != s.view.swap && s.settle.window > 0:
 		// A set's files may be rewritten one by one: it is read once it
 		// has settled, unless a kubelet swap updated all of them at once.
 		if ev.has(opCreate|opRemove|opWrite) || s.sig == 0 || s.changedSinceRead() {
-			s.settle.writing(reasonEvent, false)
+			return eventSetChange
 		}
+		return eventIgnored
+	case ev.has(opMade) && closes:
+		return eventMade
+	case ev.has(opCreate) && !ev.has(opMade) && s.caps.closes:
+		// Where creates and renames look alike, a create is only a look.
+		return eventMovedIn
+	case ev.has(opRemove) && !ev.has(opCreate) && slices.Contains(s.view.files, name):
+		if s.arrivalsTold() && s.changedSinceRead() {
+			return eventGone
+		}
+		return eventLook
+	case ev.has(opCreate | opRemove):
+		return eventLook
+	case ev.has(opWrite):
+		return eventWrite
+	case ev.has(opClose) && s.settle.state != settled:
+		return eventClosed
+	case ev.has(opClose | opAttrib):
+		return s.classifyTouch(ev)
+	}
+	return eventIgnored
+}
+
+// classifyTouch says what a close with no wait for it (the watch came after
+// the write), a chmod, a touch, a link made or removed ask for: the file
+// changed only if its stat did, or if it could not be read and perhaps now
+// can. (Reading on every such event would let our own reads wake us,
+// without end on a strictatime mount.)
+func (s *session) classifyTouch(ev event) eventKind {
+	switch {
+	case s.sig == 0:
+		return eventLook // it could not be read; perhaps now it can
+	case !s.changedSinceRead():
+		return eventIgnored
+	case ev.has(opAttrib) && s.arrivalsTold() && s.replaced():
+		// The link count dropping is the first the kernel says of a
+		// removal, before the directory's event. (A touch of the file
+		// still there reads at once.)
+		return eventGone
+	}
+	return eventLook
+}
+
+// eventsLost takes the notifier's word that events were lost, a writer's
+// close perhaps among them: every watch is renewed and the file looked at
+// again, and a wait for a close becomes a wait for quiet.
+func (s *session) eventsLost() {
+	s.rewatchAll, s.lookAgain = true, true
+	s.settle.closeLost()
+}
+
+// watchGone forgets the watch of a path that was removed: the kernel drops
+// the watch of a removed directory or file, and a moved one no longer
+// watches the path. The path is watched afresh, even if it is back.
+func (s *session) watchGone(name string) {
+	s.n.Remove(name)
+	delete(s.watched, name)
+	s.dirsDirty = true
+	if !slices.Contains(s.view.files, name) {
+		// A directory moved away takes the watches below it along:
+		// whatever takes its place, they watch the old tree.
+		s.rewatchAll = true
+	}
+}
+
+// fileGone takes the removal of the file itself, once the path no longer
+// shows it (a rename-over read already leaves its old file's removal
+// nothing to say). Whatever takes its place comes with an event of its
+// own, read as that event says: a rename's at once, a creation's at its
+// writer's close. Read now, on this event, it could be caught half-written
+// (rm config.yaml; slow-producer > config.yaml); if nothing comes, the
+// doubt's end reads it and reports it missing.
+func (s *session) fileGone() {
+	s.settle.doubt(ReasonEvent)
+}
+
+// written takes an in-place write: it is read once the writes are done.
+func (s *session) written() {
+	if s.settle.window == 0 {
+		s.lookAgain = true
 		return
 	}
-	switch {
-	case ev.has(opMade) && s.caps.closes && s.settle.window > 0:
-		s.made(name)
-	case ev.has(opCreate) && !ev.has(opMade) && s.caps.closes:
-		// Moved in: a rename over the file, a ..data swap, a directory
-		// renamed into place. What it brings is complete, so a wait that
-		// only a changed stat started (a re-check that fell in the middle
-		// of the update) ends. Where creates and renames look alike, the
-		// wait stays.
-		s.settle.dropGuess()
-		s.lookAgain = true
-	case ev.has(opRemove) && !ev.has(opCreate) && s.arrivalsTold() && slices.Contains(s.view.files, name) && s.changedSinceRead():
-		// The file itself went, and the path no longer shows it (a
-		// rename-over read already leaves its old file's removal nothing
-		// to say). Whatever takes its place comes with an event of its
-		// own, read as that event says: a rename's at once, a creation's
-		// at its writer's close. Read now, on this event, it could be
-		// caught half-written (rm config.yaml; slow-producer >
-		// config.yaml); if nothing comes, the doubt's end reads it and
-		// reports it missing.
-		s.settle.doubt(reasonEvent)
-	case ev.has(opCreate | opRemove):
-		s.lookAgain = true
-	case ev.has(opWrite) && s.settle.window > 0:
-		s.settle.writing(reasonWrite, s.caps.closes)
-	case ev.has(opWrite):
-		s.lookAgain = true
-	case ev.has(opClose) && s.settle.writerClosed():
-		s.readNow = true // what the writer wrote is all there, empty or not
-	case ev.has(opClose | opAttrib):
-		// A close with no write seen (the watch came after it), a chmod, a
-		// touch, a link made or removed: the file changed only if its stat
-		// did, or if it could not be read and perhaps now can. (Reading on
-		// every such event would let our own reads wake us, without end on
-		// a strictatime mount.)
-		switch {
-		case s.sig == 0:
-			s.lookAgain = true // it could not be read; perhaps now it can
-		case !s.changedSinceRead():
-		case ev.has(opAttrib) && s.arrivalsTold() && s.replaced():
-			// The link count dropping is the first the kernel says of a
-			// removal, before the directory's event: as for that, a file
-			// already in its place may be half-written, and its own event
-			// will say. (A touch of the file still there reads at once.)
-			s.settle.doubt(reasonEvent)
-		default:
-			s.lookAgain = true
-		}
-	}
+	s.settle.writing(ReasonWrite, s.caps.closes)
 }
 
 // made decides how to read what was created where the path leads, not
@@ -332,12 +404,12 @@ func (s *session) made(name string) {
 	case err != nil || !info.Mode().IsRegular():
 		s.lookAgain = true
 	case linkCount(info) > 1:
-		s.settle.dropGuess()
+		s.settle.swapSeen()
 		s.lookAgain = true
 	case info.Size() == 0:
-		s.settle.writing(reasonWrite, true)
+		s.settle.writing(ReasonWrite, true)
 	default:
-		s.settle.writing(reasonWrite, false)
+		s.settle.writing(ReasonWrite, false)
 	}
 }
 
@@ -371,7 +443,7 @@ func (s *session) arrivalsTold() bool {
 // watches are removed, and the chain checked for having moved meanwhile,
 // after the delivery too. After lost events it re-adds every watch, in case
 // one was dropped unseen.
-func (s *session) refresh(why reason, settled bool) error {
+func (s *session) refresh(why Reason, settled bool) error {
 	if s.pollOnly() {
 		s.read(why, settled) // a poll session watches nothing
 		return nil
@@ -411,7 +483,7 @@ func (s *session) changedSinceRead() bool {
 // event) and reads: at once if the stat is as the last read left it (a
 // forced look may know what the stat cannot show, such as a filesystem
 // caching it), once writes have had a quiet window to finish if not.
-func (s *session) look(why reason, force bool) error {
+func (s *session) look(why Reason, force bool) error {
 	st := s.t.subj.stat()
 	unchanged := st != 0 && st == s.sig
 	if unchanged && !force {
@@ -580,15 +652,15 @@ func (s *session) unwatchStale() {
 // tellWatching tells the sink, once it has one, what is watched now, if
 // that changed since it was last told.
 func (s *session) tellWatching() {
-	if s.dirsDirty && s.sink != nil {
+	if s.dirsDirty && s.out != nil {
 		s.dirsDirty = false
-		s.sink.watchingDirs(s.watchedDirs())
+		s.out.watching(s.mode(), s.watchedDirs())
 	}
 }
 
 // read re-reads the file and offers what it finds, unless in-place writes
 // are under way and this is not the end of the wait for them.
-func (s *session) read(why reason, settled bool) {
+func (s *session) read(why Reason, settled bool) {
 	if s.settle.blocksReads() && !settled {
 		return // the window's end reads
 	}
@@ -605,9 +677,9 @@ func (s *session) offer(r reading, settled bool) {
 		s.settle.doubt(r.why)
 		return
 	}
-	s.settle.clearDoubt()
+	s.settle.believed()
 	s.sig, s.info = r.c.sig, r.c.info
-	s.sink.found(r)
+	s.out.found(r)
 }
 
 // close releases the session's timers and notifier. A notifier's close
@@ -623,10 +695,4 @@ func (s *session) close() {
 	if err := s.n.Close(); err != nil {
 		s.t.opts.log().Debug("keepwatch: closing notifier", slog.String("path", s.t.path), slog.Any("error", err))
 	}
-}
-
-// sameStat reports whether two stats of the file look alike, in which case
-// the re-check skips the read.
-func sameStat(a, b fs.FileInfo) bool {
-	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
 }

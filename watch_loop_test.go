@@ -125,7 +125,7 @@ func TestOnlyEventsOnThePathsChainCauseAReRead(t *testing.T) {
 		assert.Empty(t, r.calls(), "a chmod of a readable file cannot change it")
 
 		send(n, path, opWrite|opAttrib)
-		advance(DefaultQuietWindow)
+		advance(defaultQuietWindow)
 		assert.Equal(t, []string{"v2\n"}, r.contents())
 	})
 }
@@ -745,7 +745,7 @@ func TestRecheckLooksNow(t *testing.T) {
 		time.Sleep(testQuiet) // the stat changed: a writer may be at it
 		synctest.Wait()
 		assert.Equal(t, []string{"v2\n"}, r.contents(), "delivered once")
-		assert.Equal(t, "request", f.Stats().LastUpdateReason)
+		assert.Equal(t, ReasonRequest, f.Stats().LastUpdateReason)
 	})
 }
 
@@ -801,7 +801,7 @@ func TestARecheckIsForTheWatchRunningThen(t *testing.T) {
 		}
 		replace(t, path, "v2\n") // no event
 		f.Recheck()
-		time.Sleep(DefaultQuietWindow)
+		time.Sleep(defaultQuietWindow)
 		synctest.Wait()
 		assert.Equal(t, []string{"v2\n"}, r.contents())
 	})
@@ -813,7 +813,7 @@ func TestRecheckCutsABackoffShort(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "config.yaml")
 		write(t, path, "v1\n")
-		f, r, fs := watchedFake(t, path, WithBackoff(time.Hour, time.Hour))
+		f, r, fs := watchedFake(t, path, withBackoff(time.Hour, time.Hour))
 		fs.last().fail(syscall.EIO)
 		synctest.Wait()
 		require.Equal(t, ModeRetrying, f.Stats().Mode)
@@ -844,12 +844,12 @@ func TestASetRechecksNow(t *testing.T) {
 		replace(t, filepath.Join(dir, "a.yaml"), "a: 2\n") // no events
 		replace(t, filepath.Join(dir, "b.yaml"), "b: 2\n")
 		s.Recheck()
-		time.Sleep(DefaultQuietWindow)
+		time.Sleep(defaultQuietWindow)
 		synctest.Wait()
 		m, _, n := r.last()
 		assert.Equal(t, 1, n, "one callback for the set")
 		assert.Equal(t, map[string]any{"a": 2, "b": 2}, m)
-		assert.Equal(t, "request", s.Stats().LastUpdateReason)
+		assert.Equal(t, ReasonRequest, s.Stats().LastUpdateReason)
 	})
 }
 

@@ -63,7 +63,7 @@ func doctorCmd(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
 	fs.Usage = usageFunc(fs, "doctor [flags] PATH", doctorAbout)
 	table := fs.String("mountinfo", mountinfo.Path, "mount table to read (copy a pod's /proc/1/mountinfo to check it elsewhere)")
-	maxSize := fs.Int64("max-size", keepwatch.DefaultMaxSize, "the largest file the provider will read")
+	maxSize := fs.Int64("max-size", 16<<20, "the largest file the provider will read")
 	path, err := parseFlags(fs, args, stderr)
 	if err != nil {
 		return err

@@ -29,8 +29,8 @@ func watchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := flag.NewFlagSet("watch", flag.ContinueOnError)
 	fs.Usage = usageFunc(fs, "watch [flags] PATH", watchAbout)
 	poll := fs.Duration("poll", 0, "poll at this interval instead of using inotify (for NFS or FUSE)")
-	recheck := fs.Duration("recheck", keepwatch.DefaultRecheckInterval, "re-check interval, the safety net for missed events; 0 turns it off")
-	quiet := fs.Duration("quiet", keepwatch.DefaultQuietWindow, "quiet window before reading a file written in place")
+	recheck := fs.Duration("recheck", 30*time.Second, "re-check interval, the safety net for missed events; 0 turns it off")
+	quiet := fs.Duration("quiet", 100*time.Millisecond, "quiet window before reading a file written in place")
 	verbose := fs.Bool("v", false, "log the library's records (debug level) to stderr")
 	path, err := parseFlags(fs, args, stderr)
 	if err != nil {
@@ -64,7 +64,7 @@ func watchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return
 		}
 		st := f.Stats()
-		p.update(event.(fsnotify.Event), st.LastUpdateReason, st.SHA256, data)
+		p.update(event.(fsnotify.Event), string(st.LastUpdateReason), st.SHA256, data)
 	}); err != nil {
 		return err
 	}

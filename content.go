@@ -1,0 +1,50 @@
+package file
+
+import (
+	"crypto/sha256"
+	"io/fs"
+	"time"
+)
+
+// content is one read of a file, or of a set of files.
+type content struct {
+	data  []byte            // the file's content; nil for a set
+	files []member          // the set's files, in the order they merge; nil for a file
+	gen   string            // the kubelet payload it was read from, "" if none
+	sum   [sha256.Size]byte // of all of it
+	sig   signature         // the stat it was read at, for the cheap re-check
+	info  fs.FileInfo       // a file's fstat
+	mtime time.Time         // the file's modification time; a set's newest
+}
+
+// member is one file of a set, as read.
+type member struct {
+	name string // its name in the set's directory
+	data []byte
+}
+
+// size is how many bytes were read.
+func (c *content) size() int {
+	n := len(c.data)
+	for _, m := range c.files {
+		n += len(m.data)
+	}
+	return n
+}
+
+// names lists the files of a set's content.
+func (c *content) names() []string {
+	var out []string
+	for _, m := range c.files {
+		out = append(out, m.name)
+	}
+	return out
+}
+
+// reading is one read of the subject: its content or why it could not be
+// read, and why it was read.
+type reading struct {
+	why Reason
+	c   content
+	err error
+}

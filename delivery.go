@@ -1,0 +1,353 @@
+package file
+
+import (
+	"context"
+	"encoding/hex"
+	"log/slog"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/keepwatch/file/internal/mountinfo"
+)
+
+// watch is one call to Watch: a goroutine that runs the restart loop
+// (restart.go), and the sink of the sessions it runs. What reaches the
+// callback is decided here, and only here: content the application has not
+// got yet, each problem once while it lasts. Stats are recorded here too.
+type watch struct {
+	c      *core
+	cb     func(event any, err error)
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{} // closed when the goroutine has exited
+	look   chan struct{} // Recheck's requests to look now; it holds one, so they coalesce
+	prev   *watch        // the watch before, which may still be in its last callback; read by run only
+
+	// Owned by the watch's goroutine (and, before it starts, by Watch).
+	fileProblem  problem // the file problem last reported; zero while the file reads fine
+	watchProblem problem // the watch problem last reported; zero once a session on events runs
+	remoteNoted  string  // the event-less filesystem already reported
+	failures     int     // sessions failed in a row
+	fellBack     bool    // polling because events failed; trying them again is no restart
+}
+
+func (w *watch) stop()         { w.cancel() }
+func (w *watch) stopped() bool { return w.ctx.Err() != nil }
+
+// nudge asks the watch to look now. It never blocks: a request already
+// pending will look at what this one would.
+func (w *watch) nudge() {
+	select {
+	case w.look <- struct{}{}:
+	default:
+	}
+}
+
+// run is the watch's goroutine.
+func (w *watch) run(first launch) {
+	defer close(w.done)
+	if w.prev != nil {
+		// Callbacks never overlap, even when a callback stops its watch and
+		// starts another; its done also says that its own prev is done.
+		<-w.prev.done
+		w.prev = nil
+	}
+	w.checkSubPath()
+	rearm(w.ctx, w.c.t, w, w.look, first)
+}
+
+// found takes a read a session believes. Content the application has not
+// got goes on to the callback; a new problem with the file is reported.
+// After a problem, the file coming back is delivered even if its content is
+// what was delivered last: the callback's last word must describe the file
+// as it is.
+func (w *watch) found(r reading) {
+	if r.err != nil {
+		if !w.c.takeBaseline(w, r) {
+			w.reportFile(r.err)
+		}
+		return
+	}
+	back := w.fileProblem != problem{}
+	w.fileProblem = problem{}
+	if back {
+		w.c.t.opts.log().Info("keepwatch: file back", slog.String("path", w.c.t.path))
+	}
+	w.deliver(r, back)
+}
+
+// deliver calls the callback with r's content, if it is news to the
+// application (or back is set), and the watch still runs. While the callback
+// runs, reads return that content.
+func (w *watch) deliver(r reading, back bool) {
+	c := w.c
+	op, ok := c.admit(w, &r.c, r.why, back)
+	if !ok {
+		return
+	}
+	defer c.endDelivery()
+	ev := c.eventOf(&r.c, op)
+	c.handOver()
+	w.cb(ev, nil)
+	c.logDelivery(r)
+}
+
+// watching records how the running session watches.
+func (w *watch) watching(mode Mode, dirs []string) {
+	w.c.recordWatching(w, mode, dirs)
+}
+
+// started logs how a session that starts to run notices changes, and
+// reports a filesystem without remote events, once.
+func (w *watch) started(kind sessionKind, remote string) {
+	opts := w.c.t.opts
+	log := opts.log().With(slog.String("path", w.c.t.path))
+	switch {
+	case kind == pollForced:
+		log.Debug("keepwatch: polling", slog.Duration("every", opts.poll))
+		return
+	case kind == pollFallback:
+		return // reported as such when events failed
+	case w.failures > 0:
+		log.Info("keepwatch: watch re-armed", slog.Int("attempts", w.failures), slog.Any("dirs", w.c.watchedDirs()))
+	default:
+		log.Debug("keepwatch: watch started", slog.Any("dirs", w.c.watchedDirs()))
+	}
+	w.failures, w.fellBack = 0, false
+	w.watchProblem = problem{}
+	if remote != "" && remote != w.remoteNoted {
+		w.remoteNoted = remote
+		w.reportWatch(&watchError{polling: opts.pollInterval(), fs: remote}, 0)
+	}
+}
+
+// interrupted takes a session that failed: it is counted, and reported
+// unless the same problem was reported since the last session on events.
+func (w *watch) interrupted(err error, next Mode, retryIn time.Duration) {
+	w.failures++
+	again := w.fellBack && next == ModePolling // trying events from polling failed: no restart
+	w.fellBack = next == ModePolling
+	w.c.recordFailure(w, next, !again)
+	we := &watchError{cause: err}
+	if next == ModePolling {
+		we.polling = w.c.t.opts.pollInterval()
+	}
+	w.reportWatch(we, retryIn)
+}
+
+// reportFile reports a problem with the file (missing, not regular, too
+// large, unreadable) once; the watch goes on and delivers the file when it
+// is readable again.
+func (w *watch) reportFile(err error) {
+	p := problemOf(kindFile, err)
+	if p == w.fileProblem {
+		return
+	}
+	w.fileProblem = p
+	w.c.t.opts.log().Warn("keepwatch: file problem", slog.String("path", w.c.t.path), slog.Any("error", err))
+	w.report(err)
+}
+
+// reportWatch reports a problem with the watch itself, unless it is the
+// same one as the last reported and no session on events ran in between:
+// then it only logs the retry, at debug level.
+func (w *watch) reportWatch(we *watchError, retryIn time.Duration) {
+	kind := kindBroken
+	switch {
+	case we.fs != "":
+		kind = kindRemote
+	case we.polling > 0:
+		kind = kindPolling
+	}
+	p := problemOf(kind, we.cause)
+	again := p == w.watchProblem
+	level := slog.LevelWarn
+	if again {
+		level = slog.LevelDebug
+	}
+	log := w.c.t.opts.log()
+	ctx := context.Background()
+	path := slog.String("path", w.c.t.path)
+	switch kind {
+	case kindRemote:
+		log.Log(ctx, level, "keepwatch: no events on this filesystem, polling", path,
+			slog.String("fs", we.fs), slog.Duration("every", we.polling))
+	case kindPolling:
+		log.Log(ctx, level, "keepwatch: events unavailable, polling", path,
+			slog.Any("error", we.cause), slog.Duration("every", we.polling))
+	default:
+		log.Log(ctx, level, "keepwatch: watch interrupted", path,
+			slog.Any("error", we.cause), slog.Int("attempt", w.failures), slog.Duration("retry_in", retryIn))
+	}
+	if again {
+		return
+	}
+	w.watchProblem = p
+	w.report(w.c.errorf("watch", we))
+}
+
+// report counts a problem and, with WithErrorCallbacks, calls the callback
+// with it, unless the watch has stopped.
+func (w *watch) report(err error) {
+	if !w.c.recordError(w, err) {
+		return
+	}
+	w.c.handOver()
+	w.cb(nil, err)
+}
+
+// checkSubPath warns, once per provider, when the watched file is a single
+// file bind-mounted: a Kubernetes subPath mount, which kubelet never
+// updates in a running pod. The watch goes on: an in-place write to the
+// mounted file itself would still be seen.
+func (w *watch) checkSubPath() {
+	t := w.c.t
+	if t.opts.mountInfo == "" || !w.c.subPathChecked.CompareAndSwap(false, true) {
+		return
+	}
+	mounts, err := mountinfo.ReadFile(t.opts.mountInfo)
+	if err != nil {
+		return // not Linux, or no /proc: nothing to say
+	}
+	m, ok := subPathMount(mounts, t.subj.paths())
+	if !ok {
+		return
+	}
+	t.opts.log().Warn("keepwatch: subPath mount, the file will not change in a running pod; mount the directory instead",
+		slog.String("path", t.path), slog.String("mount", m.Point), slog.String("source", m.Root))
+	w.report(w.c.errorf("watch", ErrSubPathMount))
+}
+
+// The provider's side of a delivery, under its lock. Each checks first
+// that the watch asking is still the running one: Unwatch holds the lock to
+// stop the watch, then waits until a callback decided on is handed over, so
+// no callback begins after Unwatch returns, and a stopped watch's last
+// session records nothing over its successor's.
+
+// takeBaseline makes r the baseline if nobody read the file before Watch:
+// then the content the watch finds first is what the application is taken
+// to have. It reports whether r was content, and so is not delivered.
+func (c *core) takeBaseline(w *watch, r reading) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.seen.state != seenNothing || w.stopped() {
+		return false
+	}
+	c.seen = markOf(r)
+	return r.err == nil
+}
+
+// admit decides whether d goes to the callback: it does if the watch still
+// runs and d is news to the application, or the file is back after a
+// problem. If so it marks d as what the application has seen and what reads
+// return, counts the update, and returns the event's op.
+func (c *core) admit(w *watch, d *content, why Reason, back bool) (fsnotify.Op, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if w.stopped() {
+		return 0, false
+	}
+	if c.seen.state == seenNothing {
+		c.seen = contentMark(d) // the baseline: see takeBaseline
+		return 0, false
+	}
+	if !back && c.seen.state == seenContent && c.seen.sum == d.sum {
+		return 0, false
+	}
+	op := fsnotify.Write
+	if back || c.seen.state != seenContent {
+		op = fsnotify.Create
+	}
+	c.seen = contentMark(d)
+	c.delivering = d
+	c.stats.updates++
+	c.stats.lastUpdate, c.stats.lastUpdateReason = time.Now(), why
+	c.handing++
+	return op, true
+}
+
+// handOver says that a callback decided on is being called now.
+func (c *core) handOver() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.handing--
+	if c.handing == 0 {
+		c.handed.Broadcast()
+	}
+}
+
+// endDelivery ends what admit began, once the callback returned.
+func (c *core) endDelivery() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.delivering = nil
+}
+
+// recordError counts a problem, unless the watch has stopped; it reports
+// whether the callback is to be told, and is then being handed over, as by
+// admit.
+func (c *core) recordError(w *watch, err error) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if w.stopped() {
+		return false
+	}
+	c.stats.errors++
+	c.stats.lastError, c.stats.lastErrorTime = err, time.Now()
+	if !c.t.opts.errorCallbacks {
+		return false
+	}
+	c.handing++
+	return true
+}
+
+// recordWatching records how the running session watches.
+func (c *core) recordWatching(w *watch, mode Mode, dirs []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if w.stopped() {
+		return
+	}
+	c.stats.mode, c.stats.dirs = mode, dirs
+}
+
+// recordFailure records that a session failed; mode is what follows, and
+// restart whether it counts as a restart.
+func (c *core) recordFailure(w *watch, mode Mode, restart bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if w.stopped() {
+		return
+	}
+	if restart {
+		c.stats.restarts++
+	}
+	c.stats.mode, c.stats.dirs = mode, nil
+}
+
+// watchedDirs returns the directories recorded as watched.
+func (c *core) watchedDirs() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stats.dirs
+}
+
+// logDelivery logs a delivery at debug level: why the content was read, its
+// size and generation, and the keyed fingerprint, shortened: it tells
+// versions apart in the log, and lets no reader of the log test a guess at
+// a Secret.
+func (c *core) logDelivery(r reading) {
+	log := c.t.opts.log()
+	if !log.Enabled(context.Background(), slog.LevelDebug) {
+		return
+	}
+	attrs := []any{slog.String("path", c.t.path), slog.String("reason", string(r.why)), slog.Int("size", r.c.size())}
+	if r.c.gen != "" {
+		attrs = append(attrs, slog.String("generation", r.c.gen))
+	}
+	attrs = append(attrs, slog.String("fingerprint", fingerprint(r.c.sum)[:12]))
+	if c.t.opts.contentHash {
+		attrs = append(attrs, slog.String("sha256", hex.EncodeToString(r.c.sum[:])))
+	}
+	log.Debug("keepwatch: update delivered", attrs...)
+}
