@@ -14,9 +14,11 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/keepwatch/file/kubevol"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
@@ -379,4 +381,179 @@ func awaitSteady(t *testing.T, count func() int) int {
 		return same >= 3
 	}, waitFor, 20*time.Millisecond)
 	return last
+}
+
+// volume is a kubelet-style volume (see the kubevol package) that fails the
+// test on any error.
+type volume struct {
+	t testing.TB
+	v *kubevol.Volume
+}
+
+func newVolume(t testing.TB, dir string, payload map[string]string) *volume {
+	t.Helper()
+	v, err := kubevol.New(dir, payload)
+	require.NoError(t, err)
+	return &volume{t: t, v: v}
+}
+
+func (v *volume) path(key string) string { return v.v.Path(key) }
+
+// update writes payload as kubelet's AtomicWriter does, and reports whether
+// it wrote anything: an unchanged payload writes nothing.
+func (v *volume) update(payload map[string]string) bool {
+	v.t.Helper()
+	wrote, err := v.v.Update(payload)
+	require.NoError(v.t, err)
+	return wrote
+}
+
+// swapRemoveCreate removes ..data and creates it again after pause, as the
+// seed report saw.
+func (v *volume) swapRemoveCreate(payload map[string]string, pause time.Duration) {
+	v.t.Helper()
+	require.NoError(v.t, v.v.SwapRemoveCreate(payload, pause))
+}
+
+func config(n int) map[string]string {
+	return map[string]string{"config.yaml": fmt.Sprintf("generation: %d\n", n)}
+}
+
+// watchedFake watches path through scripted notifiers, with re-checks off so
+// that only the notifier and the supervisor can make the provider read.
+func watchedFake(t *testing.T, path string, opts ...Option) (*File, *recorder, *fakes) {
+	t.Helper()
+	fs := &fakes{}
+	base := []Option{withNotifier(fs.new), withBackoff(testBackoffMin, testBackoffMax), WithRecheckInterval(0)}
+	f, r := watched(t, path, append(base, opts...)...)
+	synctest.Wait()
+	return f, r, fs
+}
+
+const testQuiet = 100 * time.Millisecond
+
+// advance lets virtual time pass and waits for the watch to settle.
+func advance(d time.Duration) {
+	time.Sleep(d)
+	synctest.Wait()
+}
+
+func assertNoRepeats(t *testing.T, contents []string) {
+	t.Helper()
+	for i := 1; i < len(contents); i++ {
+		require.NotEqual(t, contents[i-1], contents[i], "delivery %d repeats the previous content", i)
+	}
+}
+
+// setRecorder records a FileSet's callbacks, reading the set inside each
+// as a koanf user would.
+type setRecorder struct {
+	s     *FileSet
+	mu    sync.Mutex
+	loads []map[string]any
+	evs   []SetEvent
+	errs  []error
+}
+
+func (r *setRecorder) cb(event any, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err != nil {
+		r.errs = append(r.errs, err)
+		return
+	}
+	m, rerr := r.s.Read()
+	if rerr != nil {
+		r.errs = append(r.errs, fmt.Errorf("Read in callback: %w", rerr))
+		return
+	}
+	r.loads = append(r.loads, m)
+	r.evs = append(r.evs, event.(SetEvent))
+}
+
+func (r *setRecorder) last() (map[string]any, SetEvent, int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.loads) == 0 {
+		return nil, SetEvent{}, 0
+	}
+	return r.loads[len(r.loads)-1], r.evs[len(r.evs)-1], len(r.loads)
+}
+
+func (r *setRecorder) errors() []error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]error(nil), r.errs...)
+}
+
+// wait waits until the last load satisfies ok.
+func (r *setRecorder) wait(t *testing.T, ok func(m map[string]any) bool) map[string]any {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		m, _, n := r.last()
+		return n > 0 && ok(m)
+	}, waitFor, tick, "loads: %v, errors: %v", r.snapshot(), r.errors())
+	m, _, _ := r.last()
+	return m
+}
+
+func (r *setRecorder) snapshot() []map[string]any {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]map[string]any(nil), r.loads...)
+}
+
+func watchedSet(t *testing.T, s *FileSet) *setRecorder {
+	t.Helper()
+	_, _ = s.Read()
+	r := &setRecorder{s: s}
+	require.NoError(t, s.Watch(r.cb))
+	t.Cleanup(func() {
+		ctx, cancel := contextFor(waitFor)
+		defer cancel()
+		require.NoError(t, s.Shutdown(ctx))
+	})
+	return r
+}
+
+// watchedByEvents watches path with the re-check off.
+func watchedByEvents(t *testing.T, path string, opts ...Option) (*File, *recorder) {
+	t.Helper()
+	return watched(t, path, append([]Option{WithRecheckInterval(0)}, opts...)...)
+}
+
+func waitErrs(t *testing.T, r *recorder, n int) []error {
+	t.Helper()
+	require.Eventually(t, func() bool { return len(r.errs()) >= n }, waitFor, tick, "calls: %s", r)
+	return r.errs()
+}
+
+// realTempDir is a temporary directory with no symlink on its way (macOS's
+// is under /var, a symlink to /private/var), for a test that names what is
+// watched.
+func realTempDir(t *testing.T) string {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	return dir
+}
+
+// onTheWay lists the directories a watch of a file in dir watches, from the
+// root: dir and every directory above it, or, where the backend cannot
+// watch that many (kqueue), dir only.
+func onTheWay(t *testing.T, dir string) []string {
+	if !hubCaps(t).ancestors {
+		return []string{dir}
+	}
+	return ancestors(dir)
+}
+
+// ancestors lists dir and every directory above it, from the root.
+func ancestors(dir string) []string {
+	var out []string
+	for d := dir; ; d = filepath.Dir(d) {
+		out = append([]string{d}, out...)
+		if d == filepath.Dir(d) {
+			return out
+		}
+	}
 }

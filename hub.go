@@ -43,7 +43,7 @@ type hub struct {
 	newBackend func(handler) (backend, error)
 
 	mu      sync.Mutex
-	cur     *generation                       // nil until needed, and after a fault
+	cur     *instance                         // nil until needed, and after a fault
 	watches map[int]*kwatch                   // backend id → its paths and their users
 	names   map[string]map[*subscription]bool // path → subscriptions wanting its events
 }
@@ -54,19 +54,19 @@ type kwatch struct {
 	paths map[string]map[*subscription]bool
 }
 
-// generation is one backend of the hub, and the subscriptions it serves.
-// It is the backend's handler: the backend's goroutines dispatch their
-// events themselves, with no hand-off to another; h.mu serializes them. Its backend is closed when
-// its last subscription leaves, whether it is the current generation or a
-// failed one.
-type generation struct {
+// instance is one backend of the hub, and the subscriptions it serves: the
+// hub makes a new one after a fault. It is the backend's handler: the
+// backend's goroutines dispatch their events themselves, with no hand-off
+// to another; h.mu serializes them. Its backend is closed when its last
+// subscription leaves, whether it is the current instance or a failed one.
+type instance struct {
 	h    *hub
 	b    backend
 	subs map[*subscription]bool // guarded by h.mu
 }
 
-func (g *generation) events(batch []rawEvent) { g.h.dispatch(g, batch) }
-func (g *generation) failed(err error)        { g.h.fail(g, err) }
+func (in *instance) events(batch []rawEvent) { in.h.dispatch(in, batch) }
+func (in *instance) failed(err error)        { in.h.fail(in, err) }
 
 func newHub(newBackend func(handler) (backend, error)) *hub {
 	return &hub{newBackend: newBackend}
@@ -78,19 +78,19 @@ func (h *hub) subscribe() (notifier, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.cur == nil {
-		g := &generation{h: h, subs: make(map[*subscription]bool)}
-		b, err := h.newBackend(g)
+		in := &instance{h: h, subs: make(map[*subscription]bool)}
+		b, err := h.newBackend(in)
 		if err != nil {
 			return nil, err
 		}
-		g.b = b
-		h.cur = g
+		in.b = b
+		h.cur = in
 		h.watches = make(map[int]*kwatch)
 		h.names = make(map[string]map[*subscription]bool)
 	}
 	s := &subscription{
 		h:      h,
-		g:      h.cur,
+		in:     h.cur,
 		events: make(chan event, subBuffer),
 		errors: make(chan error, 1),
 		paths:  make(map[string]int),
@@ -101,10 +101,10 @@ func (h *hub) subscribe() (notifier, error) {
 }
 
 // dispatch hands each event on to the subscriptions that want it.
-func (h *hub) dispatch(g *generation, batch []rawEvent) {
+func (h *hub) dispatch(in *instance, batch []rawEvent) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.cur != g {
+	if h.cur != in {
 		return
 	}
 	for _, ev := range batch {
@@ -112,7 +112,7 @@ func (h *hub) dispatch(g *generation, batch []rawEvent) {
 			// Events were lost (name is empty), or the mount table changed
 			// at the mount point name: every subscription, or those whose
 			// paths go through it, must look again.
-			for s := range g.subs {
+			for s := range in.subs {
 				if ev.name == "" || s.throughLocked(ev.name) {
 					s.deliverLocked(event{op: opRescan})
 				}
@@ -171,32 +171,32 @@ func (h *hub) droppedLocked(id int) {
 	delete(h.watches, id)
 }
 
-// fail ends a generation whose backend broke: every subscription gets the
+// fail ends an instance whose backend broke: every subscription gets the
 // error and is cut loose, and the next subscription makes a new backend.
 // It runs on the backend's goroutine, so it cannot close the backend; the
 // last of its subscriptions to leave does.
-func (h *hub) fail(g *generation, err error) {
+func (h *hub) fail(in *instance, err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for s := range g.subs {
+	for s := range in.subs {
 		s.broken = true
 		select {
 		case s.errors <- err:
 		default: // it has an error to read already
 		}
 	}
-	if h.cur == g {
+	if h.cur == in {
 		h.cur, h.watches, h.names = nil, nil, nil
 	}
 }
 
-// leave removes a subscription. When it was the last of its generation,
-// the generation's backend is closed: leave waits for its goroutine to
+// leave removes a subscription. When it was the last of its instance,
+// the instance's backend is closed: leave waits for its goroutine to
 // exit, so that no goroutine outlives the last watch.
 func (h *hub) leave(s *subscription) {
 	h.mu.Lock()
-	g := s.g
-	if h.cur == g && !s.broken {
+	in := s.in
+	if h.cur == in && !s.broken {
 		for path, id := range s.paths {
 			h.releaseLocked(s, path, id)
 		}
@@ -204,14 +204,14 @@ func (h *hub) leave(s *subscription) {
 			h.unwantLocked(s, path)
 		}
 	}
-	delete(g.subs, s)
-	last := len(g.subs) == 0
-	if last && h.cur == g {
+	delete(in.subs, s)
+	last := len(in.subs) == 0
+	if last && h.cur == in {
 		h.cur, h.watches, h.names = nil, nil, nil
 	}
 	h.mu.Unlock()
 	if last {
-		_ = g.b.Close()
+		_ = in.b.Close()
 	}
 }
 
@@ -241,7 +241,7 @@ func (h *hub) releaseLocked(s *subscription, path string, id int) {
 	}
 	if len(w.paths) == 0 {
 		delete(h.watches, id)
-		s.g.b.Remove(id)
+		s.in.b.Remove(id)
 	}
 }
 
@@ -257,7 +257,7 @@ func (h *hub) unwantLocked(s *subscription, path string) {
 // subscription is one session's share of the hub: a notifier.
 type subscription struct {
 	h      *hub
-	g      *generation // the generation it belongs to
+	in     *instance // the instance it belongs to
 	events chan event
 	errors chan error
 
@@ -265,13 +265,13 @@ type subscription struct {
 	paths  map[string]int // watched path → the backend's id for it
 	want   map[string]bool
 	lost   bool // an opRescan event is queued and events since were dropped
-	broken bool // its generation failed; it only waits to be closed
+	broken bool // its instance failed; it only waits to be closed
 	closed bool
 }
 
 // liveLocked reports whether s may still change the hub's state.
 func (s *subscription) liveLocked() bool {
-	return !s.closed && !s.broken && s.h.cur == s.g
+	return !s.closed && !s.broken && s.h.cur == s.in
 }
 
 // throughLocked reports whether any path s wants or watches is point or
@@ -304,7 +304,7 @@ func (s *subscription) Add(path string) error {
 	if !s.liveLocked() {
 		return errNotifierClosed
 	}
-	id, err := s.g.b.Add(path)
+	id, err := s.in.b.Add(path)
 	if err != nil {
 		return err
 	}
@@ -363,7 +363,7 @@ func (s *subscription) Forget(keep map[string]bool) {
 	}
 }
 
-func (s *subscription) Caps() caps           { return s.g.b.Caps() }
+func (s *subscription) Caps() caps           { return s.in.b.Caps() }
 func (s *subscription) Events() <-chan event { return s.events }
 func (s *subscription) Errors() <-chan error { return s.errors }
 

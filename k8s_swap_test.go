@@ -10,46 +10,9 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
-	"github.com/keepwatch/file/kubevol"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// volume is a kubelet-style volume (see the kubevol package) that fails the
-// test on any error.
-type volume struct {
-	t testing.TB
-	v *kubevol.Volume
-}
-
-func newVolume(t testing.TB, dir string, payload map[string]string) *volume {
-	t.Helper()
-	v, err := kubevol.New(dir, payload)
-	require.NoError(t, err)
-	return &volume{t: t, v: v}
-}
-
-func (v *volume) path(key string) string { return v.v.Path(key) }
-
-// update writes payload as kubelet's AtomicWriter does, and reports whether
-// it wrote anything: an unchanged payload writes nothing.
-func (v *volume) update(payload map[string]string) bool {
-	v.t.Helper()
-	wrote, err := v.v.Update(payload)
-	require.NoError(v.t, err)
-	return wrote
-}
-
-// swapRemoveCreate removes ..data and creates it again after pause, as the
-// seed report saw.
-func (v *volume) swapRemoveCreate(payload map[string]string, pause time.Duration) {
-	v.t.Helper()
-	require.NoError(v.t, v.v.SwapRemoveCreate(payload, pause))
-}
-
-func config(n int) map[string]string {
-	return map[string]string{"config.yaml": fmt.Sprintf("generation: %d\n", n)}
-}
 
 func TestConfigMapManyUpdates(t *testing.T) {
 	v := newVolume(t, filepath.Join(t.TempDir(), "config"), config(0))

@@ -16,12 +16,6 @@ import (
 // that reports them. Every test turns the re-check off, so that only an
 // event can deliver, and the quiet window up where it must not matter.
 
-// watchedByEvents watches path with the re-check off.
-func watchedByEvents(t *testing.T, path string, opts ...Option) (*File, *recorder) {
-	t.Helper()
-	return watched(t, path, append([]Option{WithRecheckInterval(0)}, opts...)...)
-}
-
 // An os.WriteFile (open, truncate, write, close) is read when the writer
 // closes the file: with a quiet window of an hour, only the close can have
 // made it be read.
@@ -55,7 +49,7 @@ func TestASlowWriterIsReadOnlyWhenDone(t *testing.T) {
 	}{
 		{"truncated, then written with pauses", false, pause, pause},
 		{"removed, created, written with a pause", true, 0, pause},
-		// Found in review: the shell creates the file before the producer
+		// The shell creates the file before the producer
 		// starts, which may take longer than the window to write at all.
 		{"removed, created, written after a pause", true, pause, 0},
 	}
@@ -383,7 +377,7 @@ func TestDotDotAfterASymlinkGoesUpFromItsTarget(t *testing.T) {
 	}
 }
 
-// Found in review: after an ancestor is renamed away or exchanged and the
+// After an ancestor is renamed away or exchanged and the
 // old tree kept (as deploy tools keep the last release), the watches below
 // it must follow the new tree: a write there afterwards is delivered.
 func TestAfterAnAncestorSwapWritesInTheNewTreeAreSeen(t *testing.T) {

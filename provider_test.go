@@ -150,13 +150,6 @@ func TestBurstDeliversTheFinalContentWithoutRepeats(t *testing.T) {
 	assert.Empty(t, r.errs())
 }
 
-func assertNoRepeats(t *testing.T, contents []string) {
-	t.Helper()
-	for i := 1; i < len(contents); i++ {
-		require.NotEqual(t, contents[i-1], contents[i], "delivery %d repeats the previous content", i)
-	}
-}
-
 // An in-place writer (truncate, then write in pieces) is read only after it
 // has gone quiet: the callback never sees an empty or half-written file.
 func TestInPlaceWritesDeliverOnlyCompleteContent(t *testing.T) {

@@ -23,17 +23,6 @@ const (
 	testBackoffMax = 1600 * time.Millisecond
 )
 
-// watchedFake watches path through scripted notifiers, with re-checks off so
-// that only the notifier and the supervisor can make the provider read.
-func watchedFake(t *testing.T, path string, opts ...Option) (*File, *recorder, *fakes) {
-	t.Helper()
-	fs := &fakes{}
-	base := []Option{withNotifier(fs.new), withBackoff(testBackoffMin, testBackoffMax), WithRecheckInterval(0)}
-	f, r := watched(t, path, append(base, opts...)...)
-	synctest.Wait()
-	return f, r, fs
-}
-
 func TestSessionFaultsAreReportedOnceAndRecoveredWithAReRead(t *testing.T) {
 	faults := map[string]struct {
 		inject func(n *fakeNotifier)

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,77 +14,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// setRecorder records a FileSet's callbacks, reading the set inside each
-// as a koanf user would.
-type setRecorder struct {
-	s     *FileSet
-	mu    sync.Mutex
-	loads []map[string]any
-	evs   []SetEvent
-	errs  []error
-}
-
-func (r *setRecorder) cb(event any, err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if err != nil {
-		r.errs = append(r.errs, err)
-		return
-	}
-	m, rerr := r.s.Read()
-	if rerr != nil {
-		r.errs = append(r.errs, fmt.Errorf("Read in callback: %w", rerr))
-		return
-	}
-	r.loads = append(r.loads, m)
-	r.evs = append(r.evs, event.(SetEvent))
-}
-
-func (r *setRecorder) last() (map[string]any, SetEvent, int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.loads) == 0 {
-		return nil, SetEvent{}, 0
-	}
-	return r.loads[len(r.loads)-1], r.evs[len(r.evs)-1], len(r.loads)
-}
-
-func (r *setRecorder) errors() []error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]error(nil), r.errs...)
-}
-
-// wait waits until the last load satisfies ok.
-func (r *setRecorder) wait(t *testing.T, ok func(m map[string]any) bool) map[string]any {
-	t.Helper()
-	require.Eventually(t, func() bool {
-		m, _, n := r.last()
-		return n > 0 && ok(m)
-	}, waitFor, tick, "loads: %v, errors: %v", r.snapshot(), r.errors())
-	m, _, _ := r.last()
-	return m
-}
-
-func (r *setRecorder) snapshot() []map[string]any {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]map[string]any(nil), r.loads...)
-}
-
-func watchedSet(t *testing.T, s *FileSet) *setRecorder {
-	t.Helper()
-	_, _ = s.Read()
-	r := &setRecorder{s: s}
-	require.NoError(t, s.Watch(r.cb))
-	t.Cleanup(func() {
-		ctx, cancel := contextFor(waitFor)
-		defer cancel()
-		require.NoError(t, s.Shutdown(ctx))
-	})
-	return r
-}
 
 func TestASetMergesItsFilesInOrder(t *testing.T) {
 	dir := t.TempDir()
@@ -210,7 +138,7 @@ func TestASetWithAFileMissingReportsItAndWaits(t *testing.T) {
 	}, waitFor, tick, "errors: %v", r.errors())
 }
 
-// Found in review: a missing member in a subdirectory of the set's
+// A missing member in a subdirectory of the set's
 // directory is waited for there, not only by the re-check.
 func TestASetsMissingMemberInASubdirectoryIsSeenWhenItComesBack(t *testing.T) {
 	dir := t.TempDir()

@@ -81,9 +81,8 @@ type Stats struct {
 	// SHA256 is the hex SHA-256 of the content, only with WithContentHash;
 	// "" otherwise. Compare it with `sha256sum` of the file. (A set's is
 	// over its files' names and contents together, which no tool computes:
-	// compare its Generation.) Anyone who can
-	// read it can test guesses at the content (a password, a token): never
-	// ask for it on a Secret.
+	// compare its Generation.) Anyone who can read it can test guesses at
+	// the content (a password, a token): never ask for it on a Secret.
 	SHA256 string
 }
 

@@ -89,36 +89,6 @@ func TestStatsWatchedDirsFollowTheChain(t *testing.T) {
 		"the way to the volume, the volume and its current timestamped directory, not the old one: %v", f.Stats().WatchedDirs)
 }
 
-// realTempDir is a temporary directory with no symlink on its way (macOS's
-// is under /var, a symlink to /private/var), for a test that names what is
-// watched.
-func realTempDir(t *testing.T) string {
-	dir, err := filepath.EvalSymlinks(t.TempDir())
-	require.NoError(t, err)
-	return dir
-}
-
-// onTheWay lists the directories a watch of a file in dir watches, from the
-// root: dir and every directory above it, or, where the backend cannot
-// watch that many (kqueue), dir only.
-func onTheWay(t *testing.T, dir string) []string {
-	if !hubCaps(t).ancestors {
-		return []string{dir}
-	}
-	return ancestors(dir)
-}
-
-// ancestors lists dir and every directory above it, from the root.
-func ancestors(dir string) []string {
-	var out []string
-	for d := dir; ; d = filepath.Dir(d) {
-		out = append([]string{d}, out...)
-		if d == filepath.Dir(d) {
-			return out
-		}
-	}
-}
-
 func TestStatsCountRestartsAndPolling(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "config.yaml")

@@ -79,9 +79,3 @@ func fixtureWithMount(t *testing.T, point string) string {
 	require.NoError(t, os.WriteFile(out, append(base, line...), 0o644))
 	return out
 }
-
-func waitErrs(t *testing.T, r *recorder, n int) []error {
-	t.Helper()
-	require.Eventually(t, func() bool { return len(r.errs()) >= n }, waitFor, tick, "calls: %s", r)
-	return r.errs()
-}

@@ -393,11 +393,11 @@ func (s *session) written() {
 // made decides how to read what was created where the path leads, not
 // renamed there. A directory or a symlink is looked at at once. A regular
 // file's creator may still be writing it (rm config.yaml; slow-producer >
-// config.yaml). A file with nothing in it yet is read at
-// its creator's close, however long the creator takes to start; one
-// already written, at the close or after a quiet window (its writes, if
-// any are still to come, turn that into a wait for the close). A hard link
-// made there brings a file complete, as a rename does: read at once.
+// config.yaml). A file with nothing in it yet is read at its creator's
+// close, however long the creator takes to start; one already written, at
+// the close or after a quiet window (its writes, if any are still to come,
+// turn that into a wait for the close). A hard link made there brings a
+// file complete, as a rename does: read at once.
 func (s *session) made(name string) {
 	info, err := os.Lstat(name)
 	switch {

@@ -21,14 +21,6 @@ import (
 // These tests drive one session through a scripted notifier in a synctest
 // bubble, so the quiet window and the re-check are timed exactly.
 
-const testQuiet = 100 * time.Millisecond
-
-// advance lets virtual time pass and waits for the watch to settle.
-func advance(d time.Duration) {
-	time.Sleep(d)
-	synctest.Wait()
-}
-
 func TestInPlaceWritesAreReadAfterAQuietWindow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "config.yaml")
@@ -469,7 +461,7 @@ func TestEveryDirectoryOnTheWayAndTheFileAreWatched(t *testing.T) {
 	})
 }
 
-// Found in review: a file created empty and closed so is empty on
+// A file created empty and closed so is empty on
 // purpose: the close ends the doubt, and it is delivered at once.
 func TestAWritersCloseEndsTheDoubtOfAnEmptyFile(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -487,7 +479,7 @@ func TestAWritersCloseEndsTheDoubtOfAnEmptyFile(t *testing.T) {
 	})
 }
 
-// Found in review: a re-check that sees a writer's truncation before the
+// A re-check that sees a writer's truncation before the
 // writer's event arrives starts a quiet-window wait; the event must turn
 // it into a wait for the close, or a writer that pauses is read half done.
 func TestARecheckedTruncationStillWaitsForTheWritersClose(t *testing.T) {
@@ -541,7 +533,7 @@ func TestARecheckedChangeIsReadAtOnceWhenItsEventShowsASwap(t *testing.T) {
 	})
 }
 
-// Found in review: a file removed and created again in place by a slow
+// A file removed and created again in place by a slow
 // writer (rm config.yaml; slow-producer > config.yaml) is read at the
 // writer's close, never half-written, whether or not a re-check came first.
 func TestAFileCreatedInPlaceIsReadAtItsWritersClose(t *testing.T) {
@@ -597,7 +589,7 @@ func TestAFileLinkedInPlaceIsReadAtOnce(t *testing.T) {
 	})
 }
 
-// Found in review: the shell creates the file before the producer starts
+// The shell creates the file before the producer starts
 // (rm config.yaml; slow-producer > config.yaml), and the producer may take
 // longer than a window to write its first byte. The empty file is never
 // delivered: a file created with nothing in it is read at its creator's
@@ -627,7 +619,7 @@ func TestANewFileWhoseWriterPausesBeforeItsFirstWriteIsReadAtTheClose(t *testing
 	})
 }
 
-// Found in review: the removal of the file a rename-over replaced (its
+// The removal of the file a rename-over replaced (its
 // IN_DELETE_SELF comes after the rename's event) says nothing about the
 // path, and must not start a doubt: a doubt already running is not
 // restarted, so a real removal soon after would be reported missing before
@@ -654,7 +646,7 @@ func TestARenameOversOldFileDoesNotShortenTheNextRemovalsWindow(t *testing.T) {
 	})
 }
 
-// Found in review: the same for a touch (IN_ATTRIB, its time changed): the
+// The same for a touch (IN_ATTRIB, its time changed): the
 // file is still there, and is looked at at once.
 func TestATouchDoesNotShortenTheNextRemovalsWindow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -700,7 +692,7 @@ func swapThroughAGap(t *testing.T, n *fakeNotifier, path, content string) {
 	synctest.Wait()
 }
 
-// Found in review: a slow callback lets the subscription's buffer fill,
+// A slow callback lets the subscription's buffer fill,
 // and the writer's close is lost with the other events. The rescan that
 // follows must not wait for a close that will not come.
 func TestALostCloseIsNotWaitedFor(t *testing.T) {
