@@ -16,6 +16,10 @@ type backend interface {
 	// Remove drops a watch. It cannot fail in a way that matters: an error
 	// only says the kernel already dropped it.
 	Remove(id int)
+	// Sync returns once every event the kernel queued before it was called
+	// has been handed to the handler. A backend that reports no closes
+	// need not know: nothing waits on it there.
+	Sync()
 	// Caps says what the backend can see.
 	Caps() caps
 	// Close stops the backend's goroutines, waits for them and releases

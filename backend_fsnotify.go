@@ -85,6 +85,10 @@ func (b *fsnotifyBackend) Remove(id int) {
 
 func (b *fsnotifyBackend) Caps() caps { return caps{} }
 
+// Sync does not wait: fsnotify reports no closes, and only a close's read
+// waits for what came after it.
+func (b *fsnotifyBackend) Sync() {}
+
 func (b *fsnotifyBackend) Close() error {
 	var err error
 	b.once.Do(func() {

@@ -50,7 +50,16 @@ type inotifyBackend struct {
 	h      handler
 	wg     sync.WaitGroup
 	once   sync.Once
+
+	mu       sync.Mutex
+	inflight bool            // a batch is read from the kernel and not handed on yet
+	syncs    []chan struct{} // Syncs waiting for what the kernel queued before them
+	over     bool            // the reader has exited: nothing is to come
 }
+
+// maxInotifyEvent is the size of the largest event inotify reports: its
+// header and a name of NAME_MAX bytes with its NUL.
+const maxInotifyEvent = unix.SizeofInotifyEvent + unix.NAME_MAX + 1
 
 func newInotifyBackend(h handler) (backend, error) {
 	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
@@ -106,6 +115,76 @@ func (b *inotifyBackend) Remove(id int) {
 	_ = rc.Control(func(fd uintptr) { _, _ = unix.InotifyRmWatch(int(fd), uint32(id)) })
 }
 
+// Sync returns once every event the kernel queued before it was called has
+// been handed to the handler: at once if the kernel holds none and no batch
+// is on its way, else when the reader has handed on a batch that took them.
+func (b *inotifyBackend) Sync() {
+	b.mu.Lock()
+	if b.over || (!b.inflight && b.queuedLocked() == 0) {
+		b.mu.Unlock()
+		return
+	}
+	done := make(chan struct{})
+	b.syncs = append(b.syncs, done)
+	b.mu.Unlock()
+	<-done
+}
+
+// queuedLocked returns how many bytes of events the kernel holds, or 0 if
+// it cannot tell (then there is nothing to wait for that will come).
+func (b *inotifyBackend) queuedLocked() int {
+	rc, err := b.in.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	var n int
+	_ = rc.Control(func(fd uintptr) { n, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) })
+	return n
+}
+
+// read reads a batch from the kernel. The Syncs waiting when it does are
+// for events in the queue it reads, and are returned to be released once
+// the batch is handed on.
+func (b *inotifyBackend) read(fd int, buf []byte) (n int, waiting []chan struct{}, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n, err = unix.Read(fd, buf)
+	if n > 0 {
+		b.inflight = true
+		waiting, b.syncs = b.syncs, nil
+	}
+	return n, waiting, err
+}
+
+// handedOn releases the Syncs that waited for a batch now handed on, if
+// the read that took it emptied the kernel's queue; and every Sync, if the
+// queue is empty now.
+func (b *inotifyBackend) handedOn(drained bool, waiting []chan struct{}) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.inflight = false
+	if !drained {
+		b.syncs, waiting = append(waiting, b.syncs...), nil // the next read takes the rest
+	}
+	if b.queuedLocked() == 0 {
+		waiting, b.syncs = append(waiting, b.syncs...), nil
+	}
+	for _, done := range waiting {
+		close(done)
+	}
+}
+
+// readerOver releases every Sync: the reader has exited.
+func (b *inotifyBackend) readerOver() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.over = true
+	for _, done := range b.syncs {
+		close(done)
+	}
+	b.syncs = nil
+}
+
 func (b *inotifyBackend) Caps() caps {
 	return caps{closes: true, ancestors: true, files: true}
 }
@@ -133,6 +212,7 @@ func (b *inotifyBackend) Close() error {
 // readEvents reads the inotify instance and hands what it reads to the
 // handler, a batch per read, until Close stops it or the kernel fails it.
 func (b *inotifyBackend) readEvents() {
+	defer b.readerOver()
 	rc, err := b.in.SyscallConn()
 	if err != nil {
 		b.h.failed(err)
@@ -142,8 +222,9 @@ func (b *inotifyBackend) readEvents() {
 	for {
 		var n int
 		var rerr error
+		var waiting []chan struct{}
 		err := rc.Read(func(fd uintptr) bool {
-			n, rerr = unix.Read(int(fd), buf)
+			n, waiting, rerr = b.read(int(fd), buf)
 			return !errors.Is(rerr, unix.EAGAIN) // nothing to read: wait
 		})
 		switch {
@@ -158,9 +239,10 @@ func (b *inotifyBackend) readEvents() {
 			b.h.failed(err)
 			return
 		}
-		if batch := parseInotify(buf[:n]); len(batch) > 0 {
+		if batch := parseInotify(buf[:max(n, 0)]); len(batch) > 0 {
 			b.h.events(batch)
 		}
+		b.handedOn(len(buf)-n >= maxInotifyEvent, waiting)
 	}
 }
 

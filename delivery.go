@@ -25,6 +25,7 @@ type watch struct {
 
 	// Owned by the watch's goroutine (and, before it starts, by Watch).
 	fileProblem  problem // the file problem last reported; zero while the file reads fine
+	readProblem  problem // the process's own read failure last reported; zero once a read works
 	watchProblem problem // the watch problem last reported; zero once a session on events runs
 	remoteNoted  string  // the event-less filesystem already reported
 	failures     int     // sessions failed in a row
@@ -61,7 +62,21 @@ func (w *watch) run(first launch) {
 // After a problem, the file coming back is delivered even if its content is
 // what was delivered last: the callback's last word must describe the file
 // as it is.
+//
+// A read that failed for a reason of the process (too many open files, no
+// memory), which the session retries, is reported once as what it is, and
+// is no problem of the file: it neither sets the baseline nor makes the
+// file's next read a comeback.
 func (w *watch) found(r reading) {
+	log := w.c.t.opts.log()
+	switch {
+	case processError(r.err):
+		w.reportRead(r.err)
+		return
+	case w.readProblem != problem{}:
+		w.readProblem = problem{}
+		log.Info("keepwatch: read works again", slog.String("path", w.c.t.path))
+	}
 	if r.err != nil {
 		if !w.c.takeBaseline(w, r) {
 			w.reportFile(r.err)
@@ -71,7 +86,7 @@ func (w *watch) found(r reading) {
 	back := w.fileProblem != problem{}
 	w.fileProblem = problem{}
 	if back {
-		w.c.t.opts.log().Info("keepwatch: file back", slog.String("path", w.c.t.path))
+		log.Info("keepwatch: file back", slog.String("path", w.c.t.path))
 	}
 	w.deliver(r, back)
 }
@@ -145,6 +160,18 @@ func (w *watch) reportFile(err error) {
 	}
 	w.fileProblem = p
 	w.c.t.opts.log().Warn("keepwatch: file problem", slog.String("path", w.c.t.path), slog.Any("error", err))
+	w.report(err)
+}
+
+// reportRead reports, once, a read that failed for a reason of the process,
+// not of the file; the session retries it until it reads.
+func (w *watch) reportRead(err error) {
+	p := problemOf(kindProcess, err)
+	if p == w.readProblem {
+		return
+	}
+	w.readProblem = p
+	w.c.t.opts.log().Warn("keepwatch: read failed, retrying", slog.String("path", w.c.t.path), slog.Any("error", err))
 	w.report(err)
 }
 

@@ -138,6 +138,7 @@ const (
 	kindBroken                         // the watch broke and is re-armed after a backoff
 	kindPolling                        // events cannot be had: polling
 	kindRemote                         // the filesystem delivers no events for remote changes: polling
+	kindProcess                        // a read failed for a reason of the process, not of the file: retried
 )
 
 // problemOf returns the identity of err as a problem of kind.

@@ -17,6 +17,8 @@ type fakes struct {
 	addErr   func(path string) error // if set, Add fails when it returns an error
 	closeErr error                   // what Close returns
 	caps     caps                    // what the notifiers say they can see
+	onSync   func(n *fakeNotifier)   // if set, Sync calls it: what the kernel queued by then arrives
+	buffered bool                    // the notifiers' event channels hold a few events, as the hub's do
 	made     []*fakeNotifier         // nil for a failed constructor call
 	madeAt   []time.Time             // when the constructor was called
 }
@@ -32,7 +34,7 @@ func (fs *fakes) new() (notifier, error) {
 		fs.made = append(fs.made, nil)
 		return nil, err
 	}
-	n := &fakeNotifier{fakeChannels: newFakeChannels(), fs: fs,
+	n := &fakeNotifier{fakeChannels: newFakeChannels(fs.buffered), fs: fs,
 		paths: make(map[string]bool), wants: make(map[string]bool)}
 	fs.made = append(fs.made, n)
 	return n, nil
@@ -123,6 +125,15 @@ func (n *fakeNotifier) Forget(keep map[string]bool) {
 		if !keep[p] {
 			delete(n.wants, p)
 		}
+	}
+}
+
+func (n *fakeNotifier) Sync() {
+	n.fs.mu.Lock()
+	onSync := n.fs.onSync
+	n.fs.mu.Unlock()
+	if onSync != nil {
+		onSync(n)
 	}
 }
 
@@ -232,6 +243,7 @@ func (b *fakeBackend) Remove(id int) {
 }
 
 func (b *fakeBackend) Caps() caps { return b.caps }
+func (b *fakeBackend) Sync()      {}
 
 func (b *fakeBackend) Close() error {
 	b.mu.Lock()
@@ -280,8 +292,9 @@ func (b *fakeBackend) send(path string, o op) {
 // fail breaks the backend.
 func (b *fakeBackend) fail(err error) { b.h.failed(err) }
 
-// fakeChannels are the channels of a scripted notifier. They are
-// unbuffered, as a notifier without a hub's buffers would be.
+// fakeChannels are the channels of a scripted notifier. Unless buffered,
+// they are unbuffered, as a notifier without a hub's buffers would be: a
+// send returns once the session has taken the event.
 type fakeChannels struct {
 	events chan event
 	errors chan error
@@ -292,8 +305,12 @@ type fakeChannels struct {
 	eventsClosed bool
 }
 
-func newFakeChannels() fakeChannels {
-	return fakeChannels{events: make(chan event), errors: make(chan error), closed: make(chan struct{})}
+func newFakeChannels(buffered bool) fakeChannels {
+	size := 0
+	if buffered {
+		size = subBuffer
+	}
+	return fakeChannels{events: make(chan event, size), errors: make(chan error), closed: make(chan struct{})}
 }
 
 func (c *fakeChannels) Events() <-chan event { return c.events }

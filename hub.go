@@ -363,6 +363,18 @@ func (s *subscription) Forget(keep map[string]bool) {
 	}
 }
 
+// Sync waits for the backend to hand on what the kernel queued until now;
+// dispatch puts it in Events without blocking. It holds no lock of the hub
+// while it waits: dispatch takes it.
+func (s *subscription) Sync() {
+	s.h.mu.Lock()
+	live := s.liveLocked()
+	s.h.mu.Unlock()
+	if live {
+		s.in.b.Sync()
+	}
+}
+
 func (s *subscription) Caps() caps           { return s.in.b.Caps() }
 func (s *subscription) Events() <-chan event { return s.events }
 func (s *subscription) Errors() <-chan error { return s.errors }

@@ -47,6 +47,10 @@ type notifier interface {
 	Want(path string)
 	// Forget drops the wanted paths that are not in keep.
 	Forget(keep map[string]bool)
+	// Sync returns once every event the kernel queued before it was called
+	// is in Events (or dropped for an opRescan there), so that a session
+	// can tell what happened before a moment it read the file.
+	Sync()
 	// Caps says what the notifier can see.
 	Caps() caps
 	Events() <-chan event

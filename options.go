@@ -27,6 +27,13 @@ const (
 
 	// defaultMaxSize is the largest file the provider reads: 16 MiB.
 	defaultMaxSize = 16 << 20
+
+	// fallbackPollInterval is how often a file is polled where events
+	// cannot be had: inotify refused (a sandbox's seccomp filter, the
+	// kernel's limits), or a filesystem that reports no changes made
+	// elsewhere (NFS, SMB, FUSE). Users there expect seconds; a poll costs
+	// a stat when nothing changed.
+	fallbackPollInterval = 2 * time.Second
 )
 
 // Option configures a provider; pass options to [Provider].
@@ -181,15 +188,17 @@ func withMountInfo(path string) Option {
 	return func(o *options) { o.mountInfo = path }
 }
 
-// pollInterval is how often a session polls when it has to.
+// pollInterval is how often a session polls: at WithPolling's interval,
+// or where events cannot be had, every fallbackPollInterval (or at the
+// re-check interval, if shorter).
 func (o *options) pollInterval() time.Duration {
 	switch {
 	case o.poll > 0:
 		return o.poll
 	case o.recheck > 0:
-		return o.recheck
+		return min(o.recheck, fallbackPollInterval)
 	}
-	return defaultRecheckInterval
+	return fallbackPollInterval
 }
 
 func (o *options) log() *slog.Logger {

@@ -200,6 +200,7 @@ func (p *privateNotifier) Forget(keep map[string]bool) {
 }
 
 func (p *privateNotifier) Caps() caps           { return caps{} }
+func (p *privateNotifier) Sync()                {}
 func (p *privateNotifier) Events() <-chan event { return p.events }
 func (p *privateNotifier) Errors() <-chan error { return p.errors }
 

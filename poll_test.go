@@ -12,8 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// When inotify cannot be had, the provider polls, says so once, and goes
-// back to events when they work again.
+// When inotify cannot be had, the provider polls, every couple of seconds
+// whatever the re-check interval, says so once, and goes back to events
+// when they work again.
 func TestEventsUnavailableFallsBackToPollingAndBack(t *testing.T) {
 	for _, c := range []struct {
 		name  string
@@ -23,6 +24,7 @@ func TestEventsUnavailableFallsBackToPollingAndBack(t *testing.T) {
 		{"instances exhausted", func(fs *fakes, e syscall.Errno) { fs.newErrs = []error{e, e, e, e, e, e, e, e} }, syscall.EMFILE},
 		{"watches exhausted", func(fs *fakes, e syscall.Errno) { fs.addErr = func(string) error { return e } }, syscall.ENOSPC},
 		{"watch refused", func(fs *fakes, e syscall.Errno) { fs.addErr = func(string) error { return e } }, syscall.EACCES},
+		{"inotify blocked by a sandbox", func(fs *fakes, e syscall.Errno) { fs.newErrs = []error{e, e, e, e, e, e, e, e} }, syscall.ENOSYS},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -30,8 +32,8 @@ func TestEventsUnavailableFallsBackToPollingAndBack(t *testing.T) {
 				write(t, path, "v1\n")
 				fs := &fakes{}
 				c.setup(fs, c.errno)
-				const every = 2 * time.Second
-				_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(every), WithQuietWindow(testQuiet))
+				const every = fallbackPollInterval
+				_, r := watched(t, path, withNotifier(fs.new), WithQuietWindow(testQuiet))
 				synctest.Wait()
 				calls := fs.calls()
 
@@ -107,7 +109,7 @@ func TestAFileOnAFilesystemWithoutEventsIsAlsoPolled(t *testing.T) {
 		assert.Contains(t, errs[0].Error(), "nfs")
 
 		replace(t, path, "v2\n") // on another host: no event
-		advance(defaultRecheckInterval + testQuiet)
+		advance(fallbackPollInterval + testQuiet)
 		assert.Equal(t, []string{"v2\n"}, r.contents(), "polled although re-checks are off")
 
 		// A restart does not repeat the notice.

@@ -3,14 +3,24 @@ package file
 import "time"
 
 // maxWaitFactor bounds how long a file that is written without pause can
-// delay a read: maxWaitFactor quiet windows after the first write.
+// delay a read: maxWaitFactor windows after the first write.
 const maxWaitFactor = 10
 
-// maxWriterWait bounds how long a writer that keeps the file open can delay
-// a read, where the kernel reports writers' closes: long enough for a slow
-// producer behind a shell redirect, short enough that a writer that never
-// closes (a misbehaving one, or an mmap) does not hold the update back for
-// good. Its close, when it comes, reads the file again.
+// heldOpenWindow is how long a writer that keeps the file open after writing
+// must go without a write before the file is read, where the kernel reports
+// writers' closes (the quiet window, if shorter). Test code and long-lived
+// writers often keep the file open; code written for koanf's stock
+// provider, which reads at every write, expects to see the write within
+// tens of milliseconds. The writer's close, when it comes, reads the file
+// again.
+const heldOpenWindow = 25 * time.Millisecond
+
+// maxWriterWait bounds how long a file found empty while its writer holds
+// it open delays a read, where the kernel reports writers' closes: long
+// enough for a slow producer behind a shell redirect to start writing,
+// short enough that a writer that never writes (a misbehaving one, or an
+// mmap) does not hold the update back for good. Its close, when it comes,
+// reads the file again.
 const maxWriterWait = 10 * time.Second
 
 // settleState is what a session waits for before it reads the file, or
@@ -33,10 +43,32 @@ const (
 	// re-check saw the file change, no event said how). An event that
 	// shows a rename or a swap ends it, since those are read at once.
 	guessing
-	// awaitingClose: in-place writes are under way and the kernel reports
-	// the writer's close, which ends the wait; nothing is read until then,
-	// for at most maxWriterWait (or maxWaitFactor windows, if longer).
+	// writing: in-place writes are under way and the kernel reports the
+	// writer's close, which ends the wait. A writer that keeps the file
+	// open is read once it has gone heldOpenWindow without a write (or
+	// maxWaitFactor such windows after the first).
+	writing
+	// awaitingClose: the file is empty and its writer holds it open (a
+	// slow producer behind a shell redirect, not started yet): only its
+	// close, its first write, or maxWriterWait ends the wait.
 	awaitingClose
+)
+
+// trust is how far a read is believed.
+type trust uint8
+
+const (
+	// doubtful: a read an event asked for. A missing or empty file is more
+	// likely the middle of an update than its end: it is doubted.
+	doubtful trust = iota
+	// believed: a wait is over; what is read is what the file is.
+	believed
+	// closedByWriter: the writer closed the file; what is read is what it
+	// wrote, once no later writer is known to have started.
+	closedByWriter
+	// heldOpen: the writer went quiet but still holds the file open; what
+	// it wrote so far is read, but an empty file waits on for its close.
+	heldOpen
 )
 
 // settle is a session's wait for the file to settle. Its state changes only
@@ -50,30 +82,43 @@ type settle struct {
 	why    Reason      // what started it
 }
 
-// writing takes a write: it starts a wait for writes to end, or extends
-// one; a doubt becomes one. closes says whether the writer's close will be
-// reported.
-func (q *settle) writing(why Reason, closes bool) {
+// written takes a write. closes says whether the writer's close will be
+// reported. It starts a wait for writes to end, or extends one; a doubt
+// becomes one.
+func (q *settle) written(why Reason, closes bool) {
 	now := time.Now()
 	switch {
-	case q.state == settled || q.state == doubting:
+	case q.state == settled || q.state == doubting || q.state == awaitingClose:
 		q.stop()
 		q.begin(now, why, quieting)
 		if closes {
-			q.state = awaitingClose
+			q.state = writing
 		}
-		q.timer = time.NewTimer(q.firstWait())
-	case q.state == awaitingClose:
-		// A wait for the close is not extended by more writes.
+		q.timer = time.NewTimer(q.pause())
+		return
 	case closes:
 		// A quiet-window wait (the re-check saw the file change) that the
-		// writer's first event catches up with: wait for its close now.
-		q.state = awaitingClose
-		q.timer.Reset(max(0, q.start.Add(q.firstWait()).Sub(now)))
-	default:
+		// writer's first event catches up with now waits for the writer.
+		q.state = writing
+	case q.state == guessing:
 		q.state = quieting
-		q.timer.Reset(max(0, min(q.window, q.start.Add(maxWaitFactor*q.window).Sub(now))))
 	}
+	limit := q.start.Add(maxWaitFactor * q.pause())
+	q.timer.Reset(max(0, min(q.pause(), limit.Sub(now))))
+}
+
+// emptyWhileOpen takes a file found empty while its writer holds it open:
+// nothing is believed until the writer closes or writes, or maxWriterWait
+// has passed since the writer began (since the last wait began, if the
+// read was that wait's end).
+func (q *settle) emptyWhileOpen(why Reason) {
+	since := q.start
+	if q.state != settled || since.IsZero() {
+		since = time.Now()
+	}
+	q.stop()
+	q.begin(since, why, awaitingClose)
+	q.timer = time.NewTimer(max(0, time.Until(since.Add(maxWriterWait))))
 }
 
 // guess starts a wait for writes that nothing but a changed stat suggests,
@@ -84,7 +129,7 @@ func (q *settle) guess(why Reason) {
 	if q.blocksReads() {
 		return
 	}
-	q.writing(why, false)
+	q.written(why, false)
 	q.state = guessing
 }
 
@@ -97,10 +142,10 @@ func (q *settle) swapSeen() {
 	}
 }
 
-// closeLost turns a wait for a writer's close into a wait for quiet:
-// events were lost, and the close may have been among them.
+// closeLost turns a wait for a writer into a wait for quiet: events were
+// lost, and the writer's close or writes may have been among them.
 func (q *settle) closeLost() {
-	if q.state == awaitingClose {
+	if q.state == writing || q.state == awaitingClose {
 		q.state = quieting
 		q.timer.Reset(q.window)
 	}
@@ -138,7 +183,7 @@ func (q *settle) believed() {
 // blocksReads reports whether in-place writes are under way: a read now
 // could see them half done.
 func (q *settle) blocksReads() bool {
-	return q.state == quieting || q.state == guessing || q.state == awaitingClose
+	return q.state != settled && q.state != doubting
 }
 
 // C fires when the wait is over; then call fired.
@@ -149,10 +194,16 @@ func (q *settle) C() <-chan time.Time {
 	return q.timer.C
 }
 
-// fired ends the wait whose timer fired, and returns what started it.
-func (q *settle) fired() Reason {
+// fired ends the wait whose timer fired. It returns what started it, and
+// how far the read it calls for is to be believed. The wait's start is
+// kept, for emptyWhileOpen.
+func (q *settle) fired() (Reason, trust) {
+	t := believed
+	if q.state == writing {
+		t = heldOpen
+	}
 	q.state, q.timer = settled, nil
-	return q.why
+	return q.why, t
 }
 
 // stop ends any wait.
@@ -163,13 +214,14 @@ func (q *settle) stop() {
 	q.state, q.timer = settled, nil
 }
 
-func (q *settle) begin(now time.Time, why Reason, s settleState) {
-	q.start, q.why, q.state = now, why, s
+func (q *settle) begin(at time.Time, why Reason, s settleState) {
+	q.start, q.why, q.state = at, why, s
 }
 
-func (q *settle) firstWait() time.Duration {
-	if q.state == awaitingClose {
-		return max(maxWriterWait, maxWaitFactor*q.window)
+// pause is how long writes must pause for the wait to end.
+func (q *settle) pause() time.Duration {
+	if q.state == writing {
+		return min(q.window, heldOpenWindow)
 	}
 	return q.window
 }

@@ -65,6 +65,8 @@ type session struct {
 	sig     signature        // the stat of the last read believed; zero if it failed
 	info    fs.FileInfo      // the file of the last read believed; nil for a set, or if it failed
 
+	writes     int    // in-place writes seen, counted to tell whether a writer began
+	retry      retry  // the retry of a read that failed for a reason of the process
 	lookAgain  bool   // a relevant event asks to resolve and read again
 	readNow    bool   // the writer closed the file: read it, and believe what is read
 	rewatchAll bool   // events were lost: re-add every watch too
@@ -111,7 +113,7 @@ func newPollSession(t target, out sink, fallback bool) *session {
 
 func newSession(t target, n notifier, kind sessionKind) *session {
 	s := &session{t: t, n: n, kind: kind, watched: make(map[string]bool), refused: make(map[string]error),
-		settle: settle{window: t.opts.quiet}}
+		settle: settle{window: t.opts.quiet}, retry: retry{bo: backoff{min: t.opts.backoffMin, max: t.opts.backoffMax}}}
 	if n != nil {
 		s.caps = n.Caps()
 	}
@@ -155,7 +157,7 @@ func (s *session) watchedDirs() []string {
 // session fails or ctx is done; it returns nil only in the latter case.
 func (s *session) run(ctx context.Context, first reading, look <-chan struct{}) error {
 	s.out.started(s.kind, s.remoteFS)
-	s.offer(first, false)
+	s.offer(first, doubtful)
 	return s.loop(ctx, look)
 }
 
@@ -196,7 +198,11 @@ func (s *session) loop(ctx context.Context, look <-chan struct{}) error {
 			}
 			return err
 		case <-s.settle.C():
-			if err := s.refresh(s.settle.fired(), true); err != nil {
+			if err := s.refresh(s.settle.fired()); err != nil {
+				return err
+			}
+		case <-s.retry.C():
+			if err := s.refresh(s.retry.fired()); err != nil {
 				return err
 			}
 		case <-tick:
@@ -215,12 +221,12 @@ func (s *session) loop(ctx context.Context, look <-chan struct{}) error {
 		// A refresh can itself ask for another: the chain moved while its
 		// watches were being added. Nothing else would wake the loop for it.
 		for s.lookAgain || s.readNow {
-			why, settled := ReasonEvent, s.readNow
-			if settled {
-				why = ReasonWrite
+			why, t := ReasonEvent, doubtful
+			if s.readNow {
+				why, t = ReasonWrite, closedByWriter
 			}
 			s.lookAgain, s.readNow = false, false
-			if err := s.refresh(why, settled); err != nil {
+			if err := s.refresh(why, t); err != nil {
 				return err
 			}
 		}
@@ -277,7 +283,7 @@ func (s *session) onEvent(ev event) {
 	}
 	switch s.classify(ev, name) {
 	case eventSetChange:
-		s.settle.writing(ReasonEvent, false)
+		s.settle.written(ReasonEvent, false)
 	case eventMade:
 		s.made(name)
 	case eventMovedIn:
@@ -387,7 +393,8 @@ func (s *session) written() {
 		s.lookAgain = true
 		return
 	}
-	s.settle.writing(ReasonWrite, s.caps.closes)
+	s.writes++
+	s.settle.written(ReasonWrite, s.caps.closes)
 }
 
 // made decides how to read what was created where the path leads, not
@@ -406,10 +413,12 @@ func (s *session) made(name string) {
 	case linkCount(info) > 1:
 		s.settle.swapSeen()
 		s.lookAgain = true
-	case info.Size() == 0:
-		s.settle.writing(ReasonWrite, true)
+	case info.Size() == 0 && s.caps.closes:
+		s.writes++
+		s.settle.emptyWhileOpen(ReasonWrite)
 	default:
-		s.settle.writing(ReasonWrite, false)
+		s.writes++
+		s.settle.written(ReasonWrite, s.caps.closes)
 	}
 }
 
@@ -443,20 +452,23 @@ func (s *session) arrivalsTold() bool {
 // watches are removed, and the chain checked for having moved meanwhile,
 // after the delivery too. After lost events it re-adds every watch, in case
 // one was dropped unseen.
-func (s *session) refresh(why Reason, settled bool) error {
+func (s *session) refresh(why Reason, t trust) error {
 	if s.pollOnly() {
-		s.read(why, settled) // a poll session watches nothing
+		s.read(why, t) // a poll session watches nothing
 		return nil
 	}
 	all := s.rewatchAll
 	s.rewatchAll = false
 	s.resolve()
 	unwatched := s.unwatched(all)
-	s.read(why, settled)
+	s.read(why, t)
 	if len(unwatched) > 0 {
 		added, err := s.watch(unwatched)
-		if vanished(err) {
-			err = s.watchChain(false) // a directory vanished under us: resolve until still
+		if vanished(err) || (err == nil && s.refused[s.view.home] != nil) {
+			// A directory vanished under us, or the file's directory
+			// refused a watch, which plans the one above: resolve until
+			// still.
+			err = s.watchChain(false)
 		}
 		if err != nil {
 			return err
@@ -494,13 +506,13 @@ func (s *session) look(why Reason, force bool) error {
 	}
 	switch {
 	case unchanged:
-		s.read(why, false)
+		s.read(why, doubtful)
 	case s.settle.window > 0 && st != 0:
 		// Without events, nothing says whether a writer is done: give it a
 		// window.
 		s.settle.guess(why)
 	default:
-		s.read(why, true)
+		s.read(why, believed)
 	}
 	return nil
 }
@@ -540,7 +552,10 @@ func (s *session) watchChain(all bool) error {
 		// resolution may already be stale.
 	}
 	s.unwatchStale()
-	return err
+	if err != nil {
+		return err
+	}
+	return s.blind()
 }
 
 // plan lists what the session watches for the current chain: the
@@ -551,6 +566,11 @@ func (s *session) watchChain(all bool) error {
 // mount, is reported only there).
 func (s *session) plan() []string {
 	paths := slices.Clone(s.view.dirs)
+	if home := s.view.home; s.refused[home] != nil && !slices.Contains(paths, filepath.Dir(home)) {
+		// The file's directory cannot be watched: the one above reports
+		// it made enterable, replaced or removed.
+		paths = append(paths, filepath.Dir(home))
+	}
 	if s.caps.ancestors {
 		for _, d := range s.view.searched {
 			if !slices.Contains(paths, d) {
@@ -582,12 +602,11 @@ func (s *session) unwatched(all bool) []string {
 
 // watch adds watches on paths and returns how many it added. Not for a
 // poll session. A watch refused for want of permission (a directory the
-// process may traverse but not list, mode 0711) is done without: the file's
-// own watch and the re-check stand in for it. So is a watch beyond
-// chain.Dirs that the kernel has no room for. Any other failure ends the
-// session, unless the path vanished, which the caller handles by resolving
-// again. If neither the file's directory nor the file itself could be
-// watched, nothing would tell of a change: the session ends, to poll.
+// process may traverse but not list, mode 0711, or not enter, 0700) is done
+// without, as long as another stands in for it (see blind). So is a watch
+// beyond chain.Dirs that the kernel has no room for. Any other failure ends
+// the session, unless the path vanished, which the caller handles by
+// resolving again.
 func (s *session) watch(paths []string) (added int, err error) {
 	for _, p := range paths {
 		err := s.n.Add(p)
@@ -605,11 +624,27 @@ func (s *session) watch(paths []string) (added int, err error) {
 			return added, fmt.Errorf("add watch on %s: %w", p, err)
 		}
 	}
-	home := s.view.home
-	if why := s.refused[home]; why != nil && !slices.ContainsFunc(s.view.files, func(f string) bool { return s.watched[f] }) {
-		return added, fmt.Errorf("add watch on %s: %w", home, why)
-	}
 	return added, nil
+}
+
+// blind returns why no event would tell of a change, if none would: the
+// file's directory refused a watch (the process may traverse it but not
+// list it, or may not enter it at all), and neither the file's own watch
+// stands in for it, nor, while the file cannot be reached, the watch of the
+// directory above, which reports the directory made enterable. The session
+// then ends, to poll.
+func (s *session) blind() error {
+	home := s.view.home
+	why := s.refused[home]
+	switch {
+	case why == nil:
+		return nil
+	case slices.ContainsFunc(s.view.files, func(f string) bool { return s.watched[f] }):
+		return nil
+	case len(s.view.files) == 0 && s.watched[filepath.Dir(home)]:
+		return nil
+	}
+	return fmt.Errorf("add watch on %s: %w", home, why)
 }
 
 // vanished reports whether an Add failed because the path no longer leads
@@ -659,33 +694,84 @@ func (s *session) tellWatching() {
 }
 
 // read re-reads the file and offers what it finds, unless in-place writes
-// are under way and this is not the end of the wait for them.
-func (s *session) read(why Reason, settled bool) {
-	if s.settle.blocksReads() && !settled {
-		return // the window's end reads
+// are under way and this read does not end the wait for them.
+func (s *session) read(why Reason, t trust) {
+	if s.settle.blocksReads() && (t == doubtful || t == closedByWriter) {
+		return // the wait's end, or the later writer's close, reads
 	}
-	s.offer(s.t.subj.read(why), settled)
+	s.offer(s.t.subj.read(why), t)
 }
 
-// offer hands a read to the sink. Unless settled, a missing or empty file
-// is doubted rather than believed: either is far more often the middle of
-// an update (a remove-then-create swap, a file created before it is
-// written) than its end. It is handed on only if it lasts a quiet window,
-// and any event in between reads again at once.
-func (s *session) offer(r reading, settled bool) {
-	if s.t.subj.doubtful(r) && !settled && s.settle.window > 0 {
+// offer hands a read to the sink, as far as t says it is to be believed. A
+// missing or empty file that an event's read found is doubted rather than
+// believed: either is far more often the middle of an update (a
+// remove-then-create swap, a file created before it is written) than its
+// end. It is handed on only if it lasts a quiet window, and any event in
+// between reads again at once. A file that a writer holding it open has
+// left empty is not believed before its close. What a writer's close
+// reads is handed on only if no later writer had begun by then. A read
+// that failed for a reason of the process, not of the file, is told of and
+// retried.
+func (s *session) offer(r reading, t trust) {
+	if processError(r.err) {
+		s.retry.later(r.why, t)
+		s.out.found(r)
+		return
+	}
+	s.retry.done()
+	doubted := s.t.subj.doubtful(r) && s.settle.window > 0
+	switch {
+	case t == heldOpen && doubted && r.err == nil:
+		s.settle.emptyWhileOpen(r.why)
+		return
+	case (t == doubtful || t == heldOpen) && doubted:
 		s.settle.doubt(r.why)
 		return
+	case t == closedByWriter && !s.noLaterWriter(r):
+		return // the later writer's close reads
 	}
 	s.settle.believed()
 	s.sig, s.info = r.c.sig, r.c.info
 	s.out.found(r)
 }
 
+// noLaterWriter reports whether no writer is known to have begun writing
+// after the close a read was made for. A close says that a writer is done,
+// not that the file is whole: by the time it is read, the next writer may
+// have truncated the file (two os.WriteFile calls in a row), and the read
+// may have found its work half done. Every event the kernel queued until
+// now is taken first, so that such a writer's first write is known; for a
+// read that found the file empty, once a truncation under way has queued
+// its event too (see awaitTruncation).
+func (s *session) noLaterWriter(r reading) bool {
+	if r.err == nil && r.c.size() == 0 {
+		for _, p := range s.t.subj.paths() {
+			awaitTruncation(p)
+		}
+	}
+	s.n.Sync()
+	writes := s.writes
+	for {
+		select {
+		case ev, ok := <-s.n.Events():
+			if !ok {
+				return false // the loop sees the channel closed
+			}
+			s.onEvent(ev)
+			if ev.has(opRescan) {
+				return false // a write may have been lost with it
+			}
+		default:
+			return s.writes == writes
+		}
+	}
+}
+
 // close releases the session's timers and notifier. A notifier's close
 // error only says it was already broken; the session is over either way.
 func (s *session) close() {
 	s.settle.stop()
+	s.retry.done()
 	if s.tryEvents != nil {
 		s.tryEvents.Stop()
 	}

@@ -315,9 +315,11 @@ func TestAMissingFileIsReportedOnceItHasStayedMissingForAWindow(t *testing.T) {
 	})
 }
 
-// Where the notifier reports writers' closes, an in-place write is read
-// when its writer closes the file, however long the writer takes, up to
-// maxWriterWait; and the quiet window does not matter.
+// Where the kernel reports writers' closes, an in-place write is read at
+// the writer's close, at once, whatever the quiet window. A writer that
+// keeps the file open is read once it has gone heldOpenWindow without a
+// write, and again if its close changed anything; an empty file it holds
+// open is not believed before its close, or maxWriterWait.
 func TestInPlaceWritesAreReadWhenTheWriterCloses(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "config.yaml")
@@ -329,18 +331,18 @@ func TestInPlaceWritesAreReadWhenTheWriterCloses(t *testing.T) {
 
 		write(t, path, "") // truncated, and the writer still at it
 		send(n, path, opWrite)
-		advance(5 * time.Second)
-		assert.Empty(t, r.calls(), "nothing is read while the writer has the file open")
+		advance(maxWriterWait - time.Nanosecond)
+		assert.Empty(t, r.calls(), "an empty file is not believed while its writer has it open")
 		write(t, path, "v2\n")
 		send(n, path, opWrite)
 		send(n, path, opClose)
 		synctest.Wait()
 		assert.Equal(t, []string{"v2\n"}, r.contents(), "read at the close, without waiting")
 
-		// A writer that never closes holds the read back for maxWriterWait.
+		// A writer that keeps the file open is read once it went quiet.
 		write(t, path, "v3\n")
 		send(n, path, opWrite)
-		advance(maxWriterWait - time.Nanosecond)
+		advance(heldOpenWindow - time.Nanosecond)
 		assert.Len(t, r.contents(), 1)
 		advance(time.Nanosecond)
 		assert.Equal(t, []string{"v2\n", "v3\n"}, r.contents())
@@ -350,12 +352,24 @@ func TestInPlaceWritesAreReadWhenTheWriterCloses(t *testing.T) {
 		synctest.Wait()
 		assert.Len(t, r.calls(), 2)
 
+		// An empty file held open for maxWriterWait is what the file is.
+		write(t, path, "")
+		send(n, path, opWrite)
+		advance(maxWriterWait - time.Nanosecond)
+		assert.Len(t, r.calls(), 2)
+		advance(time.Nanosecond)
+		assert.Equal(t, []string{"v2\n", "v3\n", ""}, r.contents())
+
 		// Emptied on purpose: the close says the writer is done.
+		write(t, path, "v4\n")
+		send(n, path, opWrite)
+		send(n, path, opClose)
+		synctest.Wait()
 		write(t, path, "")
 		send(n, path, opWrite)
 		send(n, path, opClose)
 		synctest.Wait()
-		assert.Equal(t, []string{"v2\n", "v3\n", ""}, r.contents())
+		assert.Equal(t, []string{"v2\n", "v3\n", "", "v4\n", ""}, r.contents())
 	})
 }
 
@@ -533,9 +547,11 @@ func TestARecheckedChangeIsReadAtOnceWhenItsEventShowsASwap(t *testing.T) {
 	})
 }
 
-// A file removed and created again in place by a slow
-// writer (rm config.yaml; slow-producer > config.yaml) is read at the
-// writer's close, never half-written, whether or not a re-check came first.
+// A file removed and created again in place by a writer that keeps writing
+// (rm config.yaml; producer > config.yaml) is read at the writer's close,
+// never half-written, whether or not a re-check came first. A pause longer
+// than the window with the file held open is read as the file stands then,
+// and again at the close.
 func TestAFileCreatedInPlaceIsReadAtItsWritersClose(t *testing.T) {
 	for _, recheck := range []bool{false, true} {
 		t.Run(fmt.Sprintf("recheck first %v", recheck), func(t *testing.T) {
@@ -555,15 +571,32 @@ func TestAFileCreatedInPlaceIsReadAtItsWritersClose(t *testing.T) {
 				send(n, path, opRemove)
 				send(n, path, opCreate|opMade)
 				send(n, path, opWrite)
-				advance(3 * testQuiet) // the writer thinks
-				assert.Empty(t, r.contents(), "read while the writer has the file open")
-				_, err = w.WriteString("b: 2\n")
+				for _, line := range []string{"b: 2\n", "c: 3\n", "d: 4\n"} {
+					advance(heldOpenWindow / 2) // the writer thinks, briefly
+					_, err = w.WriteString(line)
+					require.NoError(t, err)
+					send(n, path, opWrite)
+				}
+				assert.Empty(t, r.contents(), "read while the writer was writing")
+				require.NoError(t, w.Close())
+				send(n, path, opClose)
+				synctest.Wait()
+				assert.Equal(t, []string{"a: 1\nb: 2\nc: 3\nd: 4\n"}, r.contents())
+
+				// A longer pause with the file held open.
+				w, err = os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+				require.NoError(t, err)
+				_, err = w.WriteString("e: 5\n")
+				require.NoError(t, err)
+				send(n, path, opWrite)
+				advance(heldOpenWindow)
+				_, err = w.WriteString("f: 6\n")
 				require.NoError(t, err)
 				require.NoError(t, w.Close())
 				send(n, path, opWrite)
 				send(n, path, opClose)
 				synctest.Wait()
-				assert.Equal(t, []string{"a: 1\nb: 2\n"}, r.contents())
+				assert.Equal(t, []string{"a: 1\nb: 2\nc: 3\nd: 4\n", "e: 5\n", "e: 5\nf: 6\n"}, r.contents())
 			})
 		})
 	}
@@ -852,4 +885,116 @@ func TestRecheckWithoutAWatchDoesNothing(t *testing.T) {
 		f.Recheck()
 	}
 	assert.Equal(t, ModeStopped, f.Stats().Mode)
+}
+
+// Two writers in a row: by the time the first one's close is read, the
+// second has truncated the file and begun to write. The read the close asks
+// for finds the second writer's work half done; the events the kernel
+// queued before that read (here handed on by Sync, as the kernel's are)
+// say a writer began after the close, so the read is not believed, and the
+// second writer's close is what reads. The same bytes written twice fire
+// nothing; different bytes fire only for content a writer finished.
+func TestACloseIsBelievedOnlyIfNoLaterWriterBegan(t *testing.T) {
+	for _, c := range []struct {
+		name, first, second string
+		want                []string
+	}{
+		{"the same bytes", "v1\n", "v1\n", nil},
+		{"other bytes", "v2\n", "v3: a longer content\n", []string{"v3: a longer content\n"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				path := filepath.Join(t.TempDir(), "config.yaml")
+				write(t, path, "v1\n")
+				fs := &fakes{caps: caps{closes: true, files: true, ancestors: true}, buffered: true}
+				_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet))
+				synctest.Wait()
+				n := fs.last()
+
+				// The first writer writes and closes; the second truncates
+				// and writes half before the first close is read.
+				write(t, path, c.first)
+				send(n, path, opWrite)
+				synctest.Wait()
+				write(t, path, c.second[:len(c.second)/2])
+				fs.set(func(fs *fakes) {
+					fs.onSync = func(n *fakeNotifier) {
+						fs.onSync = nil
+						send(n, path, opWrite) // the second writer's truncation and write
+					}
+				})
+				send(n, path, opClose)
+				synctest.Wait()
+				assert.Empty(t, r.contents(), "read the second writer's work half done at the first one's close")
+
+				write(t, path, c.second)
+				send(n, path, opWrite)
+				send(n, path, opClose)
+				synctest.Wait()
+				assert.Equal(t, c.want, r.contents())
+			})
+		})
+	}
+}
+
+// flakySubject is a subject whose reads fail with err while fails is above
+// zero, each read taking one off.
+type flakySubject struct {
+	subject
+	mu    sync.Mutex
+	fails int
+	err   error
+}
+
+func (f *flakySubject) read(why Reason) reading {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.fails > 0 {
+		f.fails--
+		return reading{why: why, err: f.err}
+	}
+	return f.subject.read(why)
+}
+
+// A read that fails for a reason of the process (too many open files), not
+// of the file, is retried with the backoff until it reads, with no event
+// and no re-check to ask for it. It is reported once, as what it is, and it
+// is no comeback of the file: the file is delivered only if it is new.
+func TestAReadThatFailsForTheProcessIsRetried(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		write(t, path, "v1\n")
+		fs := &fakes{caps: caps{closes: true}}
+		f := Provider(path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet),
+			withBackoff(testBackoffMin, testBackoffMax), WithErrorCallbacks(), WithLogger(testLogger(t)))
+		emfile := &os.PathError{Op: "open", Path: path, Err: syscall.EMFILE}
+		flaky := &flakySubject{subject: f.t.subj, err: emfile}
+		f.t.subj = flaky
+		r := newRecorder(f)
+		require.NoError(t, f.Watch(r.cb))
+		defer shutdown(t, f)
+		synctest.Wait()
+		n := fs.last()
+
+		replace(t, path, "v2\n")
+		flaky.mu.Lock()
+		flaky.fails = 5
+		flaky.mu.Unlock()
+		send(n, path, opCreate)
+		advance(30 * testBackoffMax)
+		assert.Equal(t, []string{"v2\n"}, r.contents(), "delivered once it reads")
+		require.Len(t, r.errs(), 1, "reported once")
+		assert.ErrorIs(t, r.errs()[0], syscall.EMFILE)
+		assert.NotErrorIs(t, r.errs()[0], os.ErrNotExist)
+
+		// Fails again, then reads the same content: nothing to deliver.
+		flaky.mu.Lock()
+		flaky.fails = 2
+		flaky.mu.Unlock()
+		send(n, path, opCreate)
+		advance(30 * testBackoffMax)
+		assert.Equal(t, []string{"v2\n"}, r.contents())
+		assert.Len(t, r.errs(), 2, "a new failure, after reads worked again, is reported again")
+		assert.Equal(t, ModeEvents, f.Stats().Mode)
+	})
 }
