@@ -115,8 +115,9 @@ func (c *Config) Reload() error { return c.e.reload() }
 
 // Subscribe asks for fn to be called after each config is published, with
 // the one it replaced and the new one, until the returned func is called.
-// Calls are made one at a time, in order, by the goroutine that reloaded;
-// fn must not call Reload, which waits for it.
+// It may be called before Start, which publishes the first config without
+// telling subscribers. Calls are made one at a time, in order, by the
+// goroutine that reloaded; fn must not call Reload, which waits for it.
 func (c *Config) Subscribe(fn func(old, new *koanf.Koanf)) (cancel func()) {
 	return c.e.subscribe(fn)
 }

@@ -139,7 +139,7 @@ func (e *engine[T]) callback(w Watcher) func(any, error) {
 	path := pathOf(w)
 	return func(_ any, err error) {
 		if err != nil {
-			e.problem(w, err)
+			e.problem(w, path, err)
 			return
 		}
 		e.mu.Lock()
@@ -155,8 +155,8 @@ func (e *engine[T]) callback(w Watcher) func(any, error) {
 // keepwatch provider has logged it already, to its own logger: it is only
 // told to OnError then. Another provider's is logged too; koanf's stock
 // provider's watch ends with it.
-func (e *engine[T]) problem(w Watcher, err error) {
-	if pathOf(w) == "" {
+func (e *engine[T]) problem(w Watcher, path string, err error) {
+	if path == "" {
 		e.log(slog.LevelWarn, "keepwatch: a watched provider reports a problem",
 			slog.String("provider", fmt.Sprintf("%T", w)), slog.Any("error", err))
 	}

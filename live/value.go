@@ -61,7 +61,8 @@ type Value[T any] struct {
 
 	// Build makes the value from the instance Load filled: a compiled
 	// policy, a client, a sampler. It may call Get for the value in force,
-	// to reuse what did not change. Default: koanf's Unmarshal of the
+	// to reuse what did not change. A Build that fails gives back what it
+	// opened itself: nobody else has it. Default: koanf's Unmarshal of the
 	// whole config into a T (into a new one if T is a pointer), matching
 	// fields by the struct tag Tag.
 	Build func(k *koanf.Koanf) (T, error)
@@ -155,9 +156,10 @@ func (v *Value[T]) Reload() error { return v.e.reload() }
 
 // Subscribe asks for fn to be called after each value is published, with
 // the one it replaced and the new one, until the returned func is called.
-// Calls are made one at a time, in order, by the goroutine that reloaded,
-// before the replaced value is closed; fn must not call Reload, which
-// waits for it.
+// It may be called before Start, which publishes the first value without
+// telling subscribers. Calls are made one at a time, in order, by the
+// goroutine that reloaded, before the replaced value is closed; fn must
+// not call Reload, which waits for it.
 func (v *Value[T]) Subscribe(fn func(old, new T)) (cancel func()) {
 	return v.e.subscribe(fn)
 }

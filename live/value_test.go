@@ -283,9 +283,11 @@ func TestAnIncomparableCloserIsClosed(t *testing.T) {
 	src := &source{data: "n: 1\n"}
 	var closes atomic.Int64
 	val := start(t, &live.Value[mapCloser]{
-		Load:   loadYAML(src),
-		Watch:  []live.Watcher{src},
-		Build:  func(k *koanf.Koanf) (mapCloser, error) { return mapCloser{map[string]int{"n": k.Int("n")}, &closes}, nil },
+		Load:  loadYAML(src),
+		Watch: []live.Watcher{src},
+		Build: func(k *koanf.Koanf) (mapCloser, error) {
+			return mapCloser{map[string]int{"n": k.Int("n")}, &closes}, nil
+		},
 		Logger: testLogger(t),
 	})
 	src.push("n: 2\n")
