@@ -76,10 +76,13 @@ func TestOnErrorIsToldOfEachFailureAfterStart(t *testing.T) {
 	replace(t, path, "a: [\n")
 	errs := reported.waitLen(t, 1)
 	assert.Equal(t, []string{"WARN keepwatch: config not reloaded, the last good one stays in force"}, logs.at(slog.LevelInfo))
-	require.Error(t, c.Reload(), "a failed Reload is returned, logged and told")
+	assert.Equal(t, errs[0].Error(), attrs(logs.records(slog.LevelWarn)[0])["error"], "the log and OnError tell one error")
+	err = c.Reload()
+	require.Error(t, err, "a failed Reload is returned, logged and told")
 	errs = reported.waitLen(t, 2)
 	assert.Len(t, logs.at(slog.LevelWarn), 2)
-	assert.Equal(t, errs[1], c.Stats().LastError)
+	assert.Equal(t, err, errs[1])
+	assert.Equal(t, err, c.Stats().LastError)
 }
 
 // A problem a watched provider calls back with is told to OnError. A
