@@ -31,18 +31,21 @@ import (
 //	roles := authz.Get().Roles["alice"] // in each request: one atomic load
 //
 // Get returns the value in force at the cost of one atomic load, with no
-// lock and no allocation, so T is shared by every reader: it must never
-// be changed after Build returns it, and a reader must not keep it beyond
-// its request, or it goes on reading an old config. T is copied by Get:
-// make it a pointer if it is large.
+// lock and no allocation. Every reader shares that value: it must never be
+// changed after Build returns it, and a reader must not keep it beyond its
+// request, or it goes on reading an old config. T is copied by Get: make
+// it a pointer if it is large.
 //
 // A value that holds resources (a client, a compiled policy with a
 // cache) can implement io.Closer: a value replaced by a new one is closed
 // after the swap and after the subscribers have returned, unless the new
 // value is the same one (a Build that found nothing changed and returned
-// the value in force, from Get). A value that Validate rejects is closed
-// too, unless it is the one in force. The last value is not closed by
-// Close or Shutdown, since readers may still hold it.
+// the value in force, from Get). A request that got the old value just
+// before the swap may still be using it then, so its Close must let such
+// a request finish (close idle connections, drain), not pull resources
+// from under it. A value that Validate rejects is closed too, unless it
+// is the one in force. The last value is not closed by Close or Shutdown,
+// since readers may still hold it.
 //
 // The fields must not be changed after Start. A Value is safe for use by
 // multiple goroutines.
