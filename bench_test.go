@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -483,120 +482,6 @@ func BenchmarkRecheckCost(b *testing.B) {
 			b.Fatal("changed")
 		}
 	}
-}
-
-// A reader's fetch of the live config and a Get from it, against koanf's
-// own Get on an instance shared by every reader, as koanf's README has it;
-// one reader at a time, and every core reading at once.
-func BenchmarkLiveGet(b *testing.B) {
-	path := filepath.Join(b.TempDir(), "config.yaml")
-	if err := os.WriteFile(path, []byte(policyYAML(50)), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	f := Provider(path, WithLogger(slog.New(slog.DiscardHandler)))
-	live := &Live{Load: func(k *koanf.Koanf) error { return k.Load(f, yaml.Parser()) }, Watch: []Watcher{f},
-		Logger: slog.New(slog.DiscardHandler)}
-	if err := live.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer live.Close()
-	shared := koanf.New(".")
-	if err := shared.Load(f, yaml.Parser()); err != nil {
-		b.Fatal(err)
-	}
-	const key = "roles.user25"
-	b.Run("keepwatch/fetch", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if live.Koanf() == nil {
-				b.Fatal("no config")
-			}
-		}
-	})
-	b.Run("keepwatch/fetch+get", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if live.Koanf().Get(key) == nil {
-				b.Fatal(key)
-			}
-		}
-	})
-	b.Run("koanf/get", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if shared.Get(key) == nil {
-				b.Fatal(key)
-			}
-		}
-	})
-	b.Run("keepwatch/fetch+get,parallel", func(b *testing.B) {
-		b.ReportAllocs()
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				_ = live.Koanf().Get(key)
-			}
-		})
-	})
-	b.Run("koanf/get,parallel", func(b *testing.B) {
-		b.ReportAllocs()
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				_ = shared.Get(key)
-			}
-		})
-	})
-}
-
-// policyYAML is an authorization policy with n users.
-func policyYAML(n int) string {
-	var sb strings.Builder
-	sb.WriteString("roles:\n")
-	for i := range n {
-		fmt.Fprintf(&sb, "  user%d: [read, write]\n", i)
-	}
-	return sb.String()
-}
-
-// A reload of a 1 MiB policy: a fresh instance loaded, parsed and
-// published. The policy is nested, groups of users, as real ones are:
-// yaml.v3 checks each key of a map against every other, so one flat map
-// of 40,000 keys costs it seconds whatever reads the file.
-func BenchmarkLiveReload(b *testing.B) {
-	path := filepath.Join(b.TempDir(), "policy.yaml")
-	var sb strings.Builder
-	sb.WriteString("groups:\n")
-	for g := 0; sb.Len() < 1<<20; g++ {
-		fmt.Fprintf(&sb, "  group%d:\n", g)
-		for u := range 100 {
-			fmt.Fprintf(&sb, "    user%d: [read, write, deploy]\n", u)
-		}
-	}
-	data := sb.String()
-	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	f := Provider(path, WithLogger(slog.New(slog.DiscardHandler)))
-	live := &Live{Load: func(k *koanf.Koanf) error { return k.Load(f, yaml.Parser()) }, Logger: slog.New(slog.DiscardHandler)}
-	if err := live.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer live.Close()
-	b.Run(fmt.Sprintf("keepwatch/policy=%dKiB", len(data)>>10), func(b *testing.B) {
-		for b.Loop() {
-			if err := live.Reload(); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	// The same file loaded by koanf alone, into a fresh instance: what the
-	// reload costs that is not the parse.
-	b.Run(fmt.Sprintf("koanf/policy=%dKiB", len(data)>>10), func(b *testing.B) {
-		for b.Loop() {
-			if err := koanf.New(".").Load(stock.Provider(path), yaml.Parser()); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
 }
 
 // A conf.d set of 100 files: one read of the whole set (read, parse and

@@ -13,13 +13,15 @@
 // README shows, k.Load(f, parser) again in the callback, keeps a key
 // removed from the file: a revoked role stays granted until the process
 // restarts, and a request that reads the config during the reload sees
-// part of the old one and part of the new. [Live] builds a fresh instance
-// on each change, validates it, and swaps it in whole:
+// part of the old one and part of the new. Package
+// [github.com/keepwatch/file/live] builds a fresh instance on each change,
+// validates it and swaps it in whole, as a koanf instance or as the
+// service's own typed struct:
 //
 //	policy := file.Provider("/etc/authz/policy.yaml")
-//	cfg := &file.Live{
+//	cfg := &live.Config{
 //		Load:     func(k *koanf.Koanf) error { return k.Load(policy, yaml.Parser()) },
-//		Watch:    []file.Watcher{policy},
+//		Watch:    []live.Watcher{policy},
 //		Validate: checkPolicy, // a bad push keeps the last good config
 //	}
 //	if err := cfg.Start(); err != nil {

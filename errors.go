@@ -45,10 +45,6 @@ var (
 	// ErrWatchInterrupted and wraps the cause.
 	ErrPolling = errors.New("keepwatch: polling")
 
-	// ErrConfigRejected means a [Live] config's Validate rejected what Load
-	// built; the config in force stayed. It wraps Validate's error.
-	ErrConfigRejected = errors.New("keepwatch: config rejected")
-
 	// ErrSubPathMount means the watched file is a bind mount of a single
 	// file, which is what a Kubernetes subPath volume mount is. Kubelet
 	// never updates such a mount in a running pod, so the file will not

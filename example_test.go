@@ -1,7 +1,6 @@
 package file_test
 
 import (
-	"errors"
 	"fmt"
 	"log"
 	"os"
@@ -10,42 +9,12 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/keepwatch/file"
+	"github.com/keepwatch/file/live"
 	"github.com/knadh/koanf/parsers/yaml"
 	"github.com/knadh/koanf/v2"
 )
 
-// A config that reloads itself: each change builds a fresh koanf instance
-// and swaps it in whole, so a role revoked in the file is revoked in the
-// service, and a request never sees a config in the middle of its load.
-func Example() {
-	path, cleanup := exampleFile("roles: {alice: [read, write], bob: [read]}\n")
-	defer cleanup()
-
-	policy := file.Provider(path)
-	cfg := &file.Live{
-		Load:  func(k *koanf.Koanf) error { return k.Load(policy, yaml.Parser()) },
-		Watch: []file.Watcher{policy},
-	}
-	if err := cfg.Start(); err != nil {
-		log.Fatal(err) // no good config to run on
-	}
-	defer cfg.Close()
-	fmt.Println(cfg.Koanf().Exists("roles.bob"))
-
-	reloaded := make(chan struct{}, 1)
-	cancel := cfg.Subscribe(func(old, new *koanf.Koanf) { reloaded <- struct{}{} })
-	defer cancel()
-	save(path, "roles: {alice: [read]}\n") // bob's role revoked
-	<-reloaded
-
-	k := cfg.Koanf() // what a request handler does: the config in force, whole
-	fmt.Println(k.Exists("roles.bob"), k.Strings("roles.alice"))
-	// Output:
-	// true
-	// false [read]
-}
-
-// Without Live: the provider on its own, reloading into a fresh koanf
+// Without package live: the provider on its own, reloading into a fresh koanf
 // instance in the callback and swapping it in. koanf's own README loads
 // into the instance it already has, which merges: a key removed from the
 // file would stay.
@@ -91,9 +60,9 @@ func ExampleSet() {
 	_ = os.WriteFile(filepath.Join(dir, "roles.yaml"), []byte("roles: {ops: [alice]}\n"), 0o644)
 
 	authz := file.Set(dir, []string{"policy.yaml", "roles.yaml"}, yaml.Parser())
-	cfg := &file.Live{
+	cfg := &live.Config{
 		Load:  func(k *koanf.Koanf) error { return k.Load(authz, nil) }, // nil: the set parses its files
-		Watch: []file.Watcher{authz},
+		Watch: []live.Watcher{authz},
 	}
 	if err := cfg.Start(); err != nil {
 		log.Fatal(err)
@@ -113,9 +82,9 @@ func ExampleGlob() {
 	_ = os.WriteFile(filepath.Join(dir, "50-debug.yaml"), []byte("log: debug\n"), 0o644)
 
 	confd := file.Glob(filepath.Join(dir, "*.yaml"), yaml.Parser())
-	cfg := &file.Live{
+	cfg := &live.Config{
 		Load:  func(k *koanf.Koanf) error { return k.Load(confd, nil) },
-		Watch: []file.Watcher{confd},
+		Watch: []live.Watcher{confd},
 	}
 	if err := cfg.Start(); err != nil {
 		log.Fatal(err)
@@ -131,36 +100,4 @@ func ExampleGlob() {
 	// Output:
 	// debug
 	// info 10
-}
-
-// A bad push leaves the last good config in force: one that does not
-// parse, or one Validate rejects.
-func ExampleLive_validate() {
-	path, cleanup := exampleFile("max_sessions: 10\n")
-	defer cleanup()
-
-	f := file.Provider(path)
-	failed := make(chan error, 1)
-	cfg := &file.Live{
-		Load:  func(k *koanf.Koanf) error { return k.Load(f, yaml.Parser()) },
-		Watch: []file.Watcher{f},
-		Validate: func(k *koanf.Koanf) error {
-			if k.Int("max_sessions") < 1 {
-				return errors.New("max_sessions must be at least 1")
-			}
-			return nil
-		},
-		OnError: func(err error) { failed <- err },
-	}
-	if err := cfg.Start(); err != nil {
-		log.Fatal(err)
-	}
-	defer cfg.Close()
-
-	save(path, "max_sessions: 0\n")
-	fmt.Println(<-failed)
-	fmt.Println(cfg.Koanf().Int("max_sessions"), cfg.Stats().Rejected)
-	// Output:
-	// keepwatch: config rejected: max_sessions must be at least 1
-	// 10 1
 }

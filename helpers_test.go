@@ -342,9 +342,6 @@ func contextFor(d time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), d)
 }
 
-// slogOf is a logger that keeps its records in logs.
-func slogOf(logs *logRecords) *slog.Logger { return slog.New(logs) }
-
 // hubCaps is what the process hub's backend can see: everything with
 // inotify, nothing beyond the directory events with fsnotify's backend.
 func hubCaps(t *testing.T) caps {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/keepwatch/file"
 	"github.com/keepwatch/file/kubevol"
+	"github.com/keepwatch/file/live"
 	"github.com/knadh/koanf/parsers/yaml"
 	"github.com/knadh/koanf/v2"
 )
@@ -27,9 +28,9 @@ func Example() {
 
 	// The service's reload, as it runs in the pod.
 	roles := file.Provider(vol.Path("roles.yaml"))
-	cfg := &file.Live{
+	cfg := &live.Config{
 		Load:  func(k *koanf.Koanf) error { return k.Load(roles, yaml.Parser()) },
-		Watch: []file.Watcher{roles},
+		Watch: []live.Watcher{roles},
 	}
 	if err := cfg.Start(); err != nil {
 		log.Fatal(err)

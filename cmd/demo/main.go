@@ -22,6 +22,7 @@ import (
 
 	keepwatch "github.com/keepwatch/file"
 	"github.com/keepwatch/file/kubevol"
+	"github.com/keepwatch/file/live"
 	"github.com/knadh/koanf/parsers/yaml"
 	stock "github.com/knadh/koanf/providers/file"
 	"github.com/knadh/koanf/v2"
@@ -324,9 +325,9 @@ func revokedRole(out io.Writer) error {
 	defer kwP.Unwatch()
 
 	policy := keepwatch.Provider(path, keepwatch.WithLogger(quiet))
-	live := &keepwatch.Live{
+	cfg := &live.Config{
 		Load:  func(k *koanf.Koanf) error { return k.Load(policy, yaml.Parser()) },
-		Watch: []keepwatch.Watcher{policy},
+		Watch: []live.Watcher{policy},
 		Validate: func(k *koanf.Koanf) error {
 			for _, user := range k.MapKeys("roles") {
 				if slices.Contains(k.Strings("roles."+user), "admin") {
@@ -337,12 +338,12 @@ func revokedRole(out io.Writer) error {
 		},
 		Logger: quiet,
 	}
-	if err := live.Start(); err != nil {
+	if err := cfg.Start(); err != nil {
 		return err
 	}
-	defer live.Close()
+	defer cfg.Close()
 	published := make(chan struct{}, 8)
-	defer live.Subscribe(func(_, _ *koanf.Koanf) { published <- struct{}{} })()
+	defer cfg.Subscribe(func(_, _ *koanf.Koanf) { published <- struct{}{} })()
 
 	fmt.Fprintln(out, "Reloading an authorization policy (a ConfigMap, updated by kubelet):")
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
@@ -364,7 +365,7 @@ func revokedRole(out io.Writer) error {
 		}, true},
 	}
 	for i, push := range pushes {
-		before := live.Stats().Rejected
+		before := cfg.Stats().Rejected
 		if _, err := vol.Update(map[string]string{"policy.yaml": push.policy}); err != nil {
 			return err
 		}
@@ -375,13 +376,13 @@ func revokedRole(out io.Writer) error {
 			}
 		}
 		if push.liveRejects { // nothing is published: wait for the rejection
-			for live.Stats().Rejected == before {
+			for cfg.Stats().Rejected == before {
 				time.Sleep(time.Millisecond)
 			}
 		} else {
 			<-published
 		}
-		liveSays := push.show(live.Koanf())
+		liveSays := push.show(cfg.Koanf())
 		if push.liveRejects {
 			liveSays += " (push rejected, last good kept)"
 		}

@@ -1,0 +1,135 @@
+package live
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/knadh/koanf/v2"
+)
+
+// Config is a koanf config that reloads itself, and that readers use
+// without ever seeing it half loaded. Fill in its fields, then call Start:
+//
+//	policy := file.Provider("/etc/authz/policy.yaml")
+//	cfg := &live.Config{
+//		Name:     "authz",
+//		Load:     func(k *koanf.Koanf) error { return k.Load(policy, yaml.Parser()) },
+//		Watch:    []live.Watcher{policy},
+//		Validate: checkPolicy,
+//	}
+//	if err := cfg.Start(); err != nil {
+//		log.Fatal(err) // no good config to run on
+//	}
+//	defer cfg.Close()
+//	...
+//	k := cfg.Koanf() // in each request: the config in force, whole
+//
+// On each change of something it watches, Config builds a fresh
+// koanf.Koanf with Load, runs Validate on it, and only then publishes it,
+// atomically. So a key removed from a file is gone from the config, and a
+// reader never sees a config in the middle of its loads. A Load that fails
+// (a file that does not parse) or a Validate that rejects leaves the last
+// good config in force; see the package documentation for what is logged
+// and told to OnError.
+//
+// A service that reads its own struct rather than koanf keys uses [Value].
+//
+// The fields must not be changed after Start. A Config is safe for use by
+// multiple goroutines.
+type Config struct {
+	// Name names the config in its log records and errors, for a service
+	// with several. Default: the paths of the keepwatch providers it
+	// watches, joined with commas.
+	Name string
+
+	// Load builds the config into k, a fresh instance each time, from the
+	// providers and parsers the application uses: files, file sets,
+	// environment variables, flags. It is required.
+	Load func(k *koanf.Koanf) error
+
+	// Watch lists what to reload on: the files and file sets Load reads,
+	// or any provider with a koanf-style Watch method. Each is watched from
+	// Start to Close. The files of one ConfigMap or Secret belong in one
+	// file.FileSet, so that they arrive as one generation. A config that
+	// watches nothing reloads only on Reload, and Start logs a warning
+	// saying so.
+	Watch []Watcher
+
+	// Validate, if set, checks a config Load built, before it is published.
+	// An error rejects it, and the config in force stays. Its text is
+	// logged, kept in Stats and told to OnError as it is: say which key is
+	// wrong and why, never quote the value, which may be a secret.
+	Validate func(k *koanf.Koanf) error
+
+	// OnError, if set, is told of each failed reload after Start (Load
+	// failed or Validate rejected, and the config in force stayed), and of
+	// each problem a watched provider calls back with. It is in addition
+	// to the log, not instead of it: use it to count, alert or fail a
+	// readiness check, and set Logger to change how failures are logged.
+	// A failed Start is not told to it: Start returns the error.
+	OnError func(err error)
+
+	// Conf configures each koanf instance Load builds into; the zero value
+	// means koanf's "." delimiter.
+	Conf koanf.Conf
+
+	// Logger, if set, logs each failed reload at WARN, the first good one
+	// after at INFO, and each reload at DEBUG. Default: slog.Default at
+	// the time of each record.
+	Logger *slog.Logger
+
+	e engine[*koanf.Koanf]
+}
+
+// Start loads the config, and publishes it if it validates; then it
+// watches everything in Watch. It returns the error of the first load,
+// naming the config: the service has no good config to run on then, and
+// nothing is watched.
+func (c *Config) Start() error {
+	return c.e.start(spec[*koanf.Koanf]{
+		name:     c.Name,
+		load:     c.Load,
+		build:    func(k *koanf.Koanf) (*koanf.Koanf, error) { return k, nil },
+		validate: c.Validate,
+		watch:    c.Watch,
+		onError:  c.OnError,
+		conf:     c.Conf,
+		logger:   c.Logger,
+	})
+}
+
+// Koanf returns the config in force: a whole one, never one being loaded,
+// which never changes under its reader. It costs an atomic load, and no
+// allocation. It is nil until Start has loaded one. Use the instance for
+// one request, and call Koanf again for the next: one kept longer goes on
+// holding an old config.
+func (c *Config) Koanf() *koanf.Koanf {
+	_, k := c.e.get()
+	return k
+}
+
+// Reload loads the config again now, as a change would: for a SIGHUP or an
+// admin endpoint. It returns why the new config was not published, if it
+// was not; the one in force stays then.
+func (c *Config) Reload() error { return c.e.reload() }
+
+// Subscribe asks for fn to be called after each config is published, with
+// the one it replaced and the new one, until the returned func is called.
+// It may be called before Start, which publishes the first config without
+// telling subscribers. Calls are made one at a time, in order, by the
+// goroutine that reloaded; fn must not call Reload, which waits for it.
+func (c *Config) Subscribe(fn func(old, new *koanf.Koanf)) (cancel func()) {
+	return c.e.subscribe(fn)
+}
+
+// Stats returns a snapshot of what the config has done.
+func (c *Config) Stats() Stats { return c.e.snapshotStats() }
+
+// Close stops watching; the config in force stays readable. It does not
+// wait for a reload under way: Shutdown does.
+func (c *Config) Close() error { return c.e.close() }
+
+// Shutdown stops watching, and waits until every watched provider that
+// can be waited for (file.File and file.FileSet can) has finished its last
+// callback, or until ctx is done.
+func (c *Config) Shutdown(ctx context.Context) error { return c.e.shutdown(ctx) }

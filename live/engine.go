@@ -1,0 +1,346 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/keepwatch/file"
+	"github.com/knadh/koanf/v2"
+)
+
+// Watcher is what a live config watches: a [file.File], a [file.FileSet],
+// or any provider with a koanf-style Watch method. It is stopped on Close
+// if it has an Unwatch method, and waited for on Shutdown if it has a
+// Shutdown method like File's.
+type Watcher interface {
+	Watch(cb func(event any, err error)) error
+}
+
+// engine is the one implementation of a live config that [Config] and
+// [Value] share: load a fresh koanf, build T from it, validate T, publish
+// both in one snapshot, tell the subscribers, close what was replaced; or
+// keep the snapshot in force and report why.
+type engine[T any] struct {
+	cur atomic.Pointer[snapshot[T]] // nil until the first publication
+
+	mu      sync.Mutex // held by each reload, from Load to the last subscriber and Close
+	spec    spec[T]    // set by start, read only after
+	label   string     // names the config in errors and logs: its name, or the paths it watches
+	attrs   []slog.Attr
+	subs    []*subscriber[T] // in the order they subscribed
+	stats   Stats
+	failing bool // the last reload failed
+	state   state
+}
+
+// snapshot is one publication: the koanf instance and the value built from
+// it, never changed after it is published.
+type snapshot[T any] struct {
+	k *koanf.Koanf
+	v T
+}
+
+// spec is what the owner's fields say, taken once by start.
+type spec[T any] struct {
+	name     string
+	load     func(k *koanf.Koanf) error
+	build    func(k *koanf.Koanf) (T, error)
+	validate func(v T) error // nil: no check
+	watch    []Watcher
+	onError  func(err error) // nil: nobody is told
+	conf     koanf.Conf
+	logger   *slog.Logger // nil: slog.Default at each record
+}
+
+type subscriber[T any] struct{ fn func(old, new T) }
+
+type state uint8
+
+const (
+	stateNew state = iota
+	stateStarted
+	stateClosed
+)
+
+// Why a reload is made, for the log.
+const (
+	reasonStart   = "start"
+	reasonChange  = "change"
+	reasonRequest = "request"
+)
+
+// start loads, builds, validates and publishes the first snapshot, then
+// watches everything in s.watch. A failure leaves the engine new, so that
+// Start may be called again.
+func (e *engine[T]) start(s spec[T]) error {
+	if s.load == nil {
+		return errNoLoad
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.state != stateNew {
+		return errStarted
+	}
+	e.spec = s
+	e.name()
+	if err := e.reloadLocked(reasonStart, ""); err != nil {
+		return err
+	}
+	for i, w := range s.watch {
+		if err := w.Watch(e.callback(w)); err != nil {
+			for _, started := range s.watch[:i] {
+				unwatch(started)
+			}
+			return fmt.Errorf("keepwatch: %s: watch %T: %w", configText(e.label), w, err)
+		}
+	}
+	if len(s.watch) == 0 {
+		e.log(slog.LevelWarn, "keepwatch: config watches nothing: it reloads only when Reload is called")
+	}
+	e.state = stateStarted
+	return nil
+}
+
+// name sets the label and the attributes every record carries: the
+// config's name, or the paths it watches if it has none, and those paths.
+func (e *engine[T]) name() {
+	paths := make([]string, 0, len(e.spec.watch))
+	for _, w := range e.spec.watch {
+		if p := pathOf(w); p != "" {
+			paths = append(paths, p)
+		}
+	}
+	e.label = e.spec.name
+	if e.label == "" {
+		e.label = strings.Join(paths, ",")
+	}
+	e.attrs = []slog.Attr{slog.String("config", e.label), slog.Any("paths", paths)}
+}
+
+// pathOf is the path a keepwatch provider watches; "" for another provider.
+func pathOf(w Watcher) string {
+	if s, ok := w.(interface{ Stats() file.Stats }); ok {
+		return s.Stats().Path
+	}
+	return ""
+}
+
+// callback is the watch callback of w.
+func (e *engine[T]) callback(w Watcher) func(any, error) {
+	path := pathOf(w)
+	return func(_ any, err error) {
+		if err != nil {
+			e.problem(w, path, err)
+			return
+		}
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if e.state != stateStarted {
+			return
+		}
+		_ = e.reloadLocked(reasonChange, path)
+	}
+}
+
+// problem reports a problem a watched provider calls back with. A
+// keepwatch provider has logged it already, to its own logger: it is only
+// told to OnError then. Another provider's is logged too; koanf's stock
+// provider's watch ends with it.
+func (e *engine[T]) problem(w Watcher, path string, err error) {
+	if path == "" {
+		e.log(slog.LevelWarn, "keepwatch: a watched provider reports a problem",
+			slog.String("provider", fmt.Sprintf("%T", w)), slog.Any("error", err))
+	}
+	if e.spec.onError != nil {
+		e.spec.onError(err)
+	}
+}
+
+// reload is a reload on request.
+func (e *engine[T]) reload() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.state != stateStarted {
+		return errNotStarted
+	}
+	return e.reloadLocked(reasonRequest, "")
+}
+
+// reloadLocked builds a fresh snapshot and publishes it, or keeps the one
+// in force and reports why. changed is the path whose change caused it, if
+// a keepwatch provider's did.
+func (e *engine[T]) reloadLocked(reason, changed string) error {
+	next, err := e.build()
+	if err != nil {
+		return e.rejectLocked(reason, changed, err)
+	}
+	old := e.cur.Swap(next)
+	e.stats.Published++
+	e.stats.LastPublished = time.Now()
+	switch {
+	case e.failing:
+		e.failing = false
+		e.log(slog.LevelInfo, "keepwatch: config reloaded, the failure is over", slog.String("reason", reason))
+	case old == nil:
+		e.log(slog.LevelDebug, "keepwatch: config loaded")
+	default:
+		e.log(slog.LevelDebug, "keepwatch: config reloaded", slog.String("reason", reason))
+	}
+	if old != nil {
+		for _, s := range e.subs {
+			s.fn(old.v, next.v)
+		}
+		e.closeUnless(old.v, next.v)
+	}
+	return nil
+}
+
+// build loads a fresh koanf instance, builds the value and validates it.
+// A value that was built and then rejected is closed: nobody else has it.
+func (e *engine[T]) build() (*snapshot[T], error) {
+	conf := e.spec.conf
+	if conf.Delim == "" {
+		conf.Delim = "."
+	}
+	k := koanf.NewWithConf(conf)
+	if err := e.spec.load(k); err != nil {
+		return nil, &reloadError{config: e.label, step: stepLoad, err: err}
+	}
+	v, err := e.spec.build(k)
+	if err != nil {
+		return nil, &reloadError{config: e.label, step: stepBuild, err: err}
+	}
+	if e.spec.validate != nil {
+		if err := e.spec.validate(v); err != nil {
+			var inForce T
+			if cur := e.cur.Load(); cur != nil {
+				inForce = cur.v
+			}
+			e.closeUnless(v, inForce)
+			return nil, &reloadError{config: e.label, step: stepValidate, err: err}
+		}
+	}
+	return &snapshot[T]{k: k, v: v}, nil
+}
+
+// rejectLocked records a failed reload. After Start, the snapshot in force
+// stays: the failure is logged and told to OnError. The first load's is
+// Start's error, for its caller alone.
+func (e *engine[T]) rejectLocked(reason, changed string, err error) error {
+	e.stats.Rejected++
+	e.stats.LastError, e.stats.LastErrorTime = err, time.Now()
+	if reason == reasonStart {
+		return err
+	}
+	e.failing = true
+	attrs := []slog.Attr{slog.String("reason", reason), slog.Any("error", err)}
+	if changed != "" {
+		attrs = append(attrs, slog.String("changed", changed))
+	}
+	e.log(slog.LevelWarn, "keepwatch: config not reloaded, the last good one stays in force", attrs...)
+	if e.spec.onError != nil {
+		e.spec.onError(err)
+	}
+	return err
+}
+
+// closeUnless closes old if it is an io.Closer and keep is not the same
+// value: a value that holds resources gives them back once nothing reads
+// it, unless the value that stays holds the same one.
+func (e *engine[T]) closeUnless(old, keep T) {
+	c, ok := any(old).(io.Closer)
+	if !ok || same(old, keep) {
+		return
+	}
+	if err := c.Close(); err != nil {
+		e.log(slog.LevelWarn, "keepwatch: closing a replaced value failed", slog.Any("error", err))
+	}
+}
+
+// same reports whether a and b are the same value, where == can tell; a
+// type == would panic on (a struct holding a map) is never the same.
+func same[T any](a, b T) bool {
+	va := reflect.ValueOf(any(a))
+	return va.IsValid() && va.Comparable() && any(a) == any(b)
+}
+
+func (e *engine[T]) get() (T, *koanf.Koanf) {
+	if s := e.cur.Load(); s != nil {
+		return s.v, s.k
+	}
+	var zero T
+	return zero, nil
+}
+
+func (e *engine[T]) subscribe(fn func(old, new T)) (cancel func()) {
+	s := &subscriber[T]{fn: fn}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.subs = append(e.subs, s)
+	return func() {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		e.subs = slices.DeleteFunc(e.subs, func(x *subscriber[T]) bool { return x == s })
+	}
+}
+
+func (e *engine[T]) snapshotStats() Stats {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.stats
+}
+
+func (e *engine[T]) close() error {
+	for _, w := range e.stop() {
+		unwatch(w)
+	}
+	return nil
+}
+
+func (e *engine[T]) shutdown(ctx context.Context) error {
+	var errs []error
+	for _, w := range e.stop() {
+		if s, ok := w.(interface{ Shutdown(context.Context) error }); ok {
+			errs = append(errs, s.Shutdown(ctx))
+		} else {
+			unwatch(w)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// stop marks the engine closed and returns what it watched, if it was
+// watching.
+func (e *engine[T]) stop() []Watcher {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.state != stateStarted {
+		return nil
+	}
+	e.state = stateClosed
+	return e.spec.watch
+}
+
+func unwatch(w Watcher) {
+	if u, ok := w.(interface{ Unwatch() error }); ok {
+		_ = u.Unwatch()
+	}
+}
+
+// log writes a record that names the config and the paths it watches.
+func (e *engine[T]) log(level slog.Level, msg string, attrs ...slog.Attr) {
+	l := e.spec.logger
+	if l == nil {
+		l = slog.Default()
+	}
+	l.LogAttrs(context.Background(), level, msg, append(slices.Clip(e.attrs), attrs...)...)
+}

@@ -1,0 +1,48 @@
+package live
+
+import "errors"
+
+// ErrRejected means Validate rejected a config or a value; the one in
+// force stayed. The error that matches it wraps Validate's error, and
+// names the config.
+var ErrRejected = errors.New("keepwatch: config rejected")
+
+var (
+	errNoLoad     = errors.New("keepwatch: live config without Load")
+	errStarted    = errors.New("keepwatch: live config already started")
+	errNotStarted = errors.New("keepwatch: live config not started, or closed")
+)
+
+// The steps of a reload that can fail, as an error tells them.
+const (
+	stepLoad     = "not loaded"
+	stepBuild    = "not built"
+	stepValidate = "rejected"
+)
+
+// reloadError is a failed reload, as Start, Reload and OnError get it:
+// which config, which step, and the cause, which it wraps. A rejection by
+// Validate also matches ErrRejected.
+type reloadError struct {
+	config string // the config's label; "" if it has none
+	step   string
+	err    error
+}
+
+func (e *reloadError) Error() string {
+	return "keepwatch: " + configText(e.config) + " " + e.step + ": " + e.err.Error()
+}
+
+func (e *reloadError) Unwrap() error { return e.err }
+
+func (e *reloadError) Is(target error) bool {
+	return target == ErrRejected && e.step == stepValidate
+}
+
+// configText names a config in an error: "config" and its label.
+func configText(label string) string {
+	if label == "" {
+		return "config"
+	}
+	return "config " + label
+}
