@@ -84,7 +84,7 @@ func doctorCmd(args []string, stdout, stderr io.Writer) error {
 	}
 
 	r := &report{out: stdout}
-	fmt.Fprintf(stdout, "keepwatch doctor %s\n", strings.Join(fs.Args(), " "))
+	fmt.Fprintf(stdout, "keepwatch doctor %s\n", strings.Join(args, " "))
 	for _, t := range targets {
 		fmt.Fprintf(stdout, "\n%s: %s\n", t.arg, t.what())
 		r.current = t.arg

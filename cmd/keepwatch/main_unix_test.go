@@ -147,7 +147,7 @@ func TestDoctorOnAKubeletSetDirectory(t *testing.T) {
 	// The same keys named, as file.Set names them.
 	stdout, _, code = runCmd(t, "doctor", "-set", dir, "roles.yaml", "policy.yaml")
 	assert.Equal(t, 0, code)
-	assert.Contains(t, stdout, `the set file.Set("`+dir+`", []string{"roles.yaml", "policy.yaml"})`)
+	assert.Contains(t, stdout, "keepwatch doctor -set "+dir+" roles.yaml policy.yaml\n\n"+dir+`: the set file.Set("`+dir+`", []string{"roles.yaml", "policy.yaml"})`)
 	assert.Contains(t, stdout, "members     2 named, merged in this order: roles.yaml, policy.yaml")
 	assert.Contains(t, stdout, "chain       "+dir+"/roles.yaml -> ..data/roles.yaml")
 	assert.Contains(t, stdout, "verdict: hot reload will work\n")
