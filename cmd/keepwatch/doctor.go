@@ -51,7 +51,7 @@ type report struct {
 	unchecked []string // the checks it could not make here
 	current   string   // the target being judged
 	troubled  []string // the targets with a problem, in order
-	count     [problem + 1]int
+	count     [problem + 1]int // the findings of each severity
 }
 
 func (r *report) add(s severity, check, format string, args ...any) {
