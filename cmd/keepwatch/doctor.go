@@ -48,9 +48,9 @@ func (s severity) String() string {
 type report struct {
 	out       io.Writer
 	worst     severity
-	unchecked []string // the checks it could not make here
-	current   string   // the target being judged
-	troubled  []string // the targets with a problem, in order
+	unchecked []string         // the checks it could not make here
+	current   string           // the target being judged
+	troubled  []string         // the targets with a problem, in order
 	count     [problem + 1]int // the findings of each severity
 }
 
