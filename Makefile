@@ -14,9 +14,13 @@ SOAK        ?= 10m
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
 
+# issue 21: README.md's Go blocks do not compile yet; empty this once they do.
+DOCS_ALLOW_BROKEN := README.md
+
 test: ## vet, then run every test with the race detector
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
+	cd tests/docs && $(GO) vet . && $(GO) test -count=1 . && $(GO) run . -allow-broken '$(DOCS_ALLOW_BROKEN)'
 
 test-fsnotify: ## the root package's tests through fsnotify's backend, as on macOS, BSD and Windows
 	$(GO) test -race -count=1 . -args -backend=fsnotify

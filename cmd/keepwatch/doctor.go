@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -18,13 +19,16 @@ import (
 	"github.com/keepwatch/file/internal/mountinfo"
 )
 
-const doctorAbout = `Checks what decides whether changes to PATH reach a running process: the
-symlink chain from PATH to the file, whether it lives in a kubelet volume
-(ConfigMap, Secret, projected), whether it is a subPath bind mount, the
-filesystem and whether file events work there, and the inotify instances
-and watches in use against the limits. Off Linux it says which of these it
-cannot check. Exits 1 if it finds a problem that stops
-hot reload, 0 otherwise.`
+const doctorAbout = `Checks what decides whether changes reach a running process: the symlink
+chain to each file, whether it lives in a kubelet volume (ConfigMap,
+Secret, projected), whether it is a subPath bind mount, the filesystem and
+whether file events work there, and the inotify instances and watches in
+use against the limits. For a set (a directory, a glob, or -set) it judges
+the directory as file.Set and file.Glob read it: kubelet volume or not, and
+each member's chain and file. Off Linux it says which of these it cannot
+check. Exits 1 if it finds a problem that stops hot reload, 0 otherwise.
+
+` + pathsHelp
 
 // severity of a finding.
 type severity int
@@ -44,51 +48,64 @@ func (s severity) String() string {
 type report struct {
 	out       io.Writer
 	worst     severity
-	unchecked []string // the checks it could not make here
+	unchecked []string         // the checks it could not make here
+	current   string           // the target being judged
+	troubled  []string         // the targets with a problem, in order
+	count     [problem + 1]int // the findings of each severity
 }
 
 func (r *report) add(s severity, check, format string, args ...any) {
 	r.worst = max(r.worst, s)
+	r.count[s]++
+	if s == problem && !slices.Contains(r.troubled, r.current) {
+		r.troubled = append(r.troubled, r.current)
+	}
 	fmt.Fprintf(r.out, "%-8s %-11s %s\n", s, check, fmt.Sprintf(format, args...))
 }
 
 // skip says that a check cannot be made here, and why; the verdict names
 // it, so that a pass is never claimed for what was not checked.
 func (r *report) skip(check, format string, args ...any) {
-	r.unchecked = append(r.unchecked, check)
+	if !slices.Contains(r.unchecked, check) {
+		r.unchecked = append(r.unchecked, check)
+	}
 	r.add(info, check, "not checked on "+runtime.GOOS+": "+format, args...)
 }
 
 func doctorCmd(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
-	fs.Usage = usageFunc(fs, "doctor [flags] PATH", doctorAbout)
+	fs.Usage = usageFunc(fs, "doctor [flags] PATH...\n       keepwatch doctor [flags] -set DIR NAME...", doctorAbout)
 	table := fs.String("mountinfo", mountinfo.Path, "mount table to read (copy a pod's /proc/1/mountinfo to check it elsewhere)")
-	maxSize := fs.Int64("max-size", 16<<20, "the largest file the provider will read")
-	path, err := parseFlags(fs, args, stderr)
-	if err != nil {
-		return err
-	}
-	abs, err := filepath.Abs(path)
+	maxSize := fs.Int64("max-size", 16<<20, "the largest file (or set, all its files together) the provider will read")
+	setDir := fs.String("set", "", "judge the arguments as the files of one file.Set in `DIR`, named relative to it")
+	targets, err := parseTargets(fs, setDir, args, stderr)
 	if err != nil {
 		return err
 	}
 
 	r := &report{out: stdout}
-	fmt.Fprintf(stdout, "keepwatch doctor %s\n\n", abs)
-	c := r.chain(abs)
-	r.file(c.Real, *maxSize)
-	r.layout(abs)
-	r.mount(abs, c.Real, *table)
-	// Where the file is, or where its resolution stopped: the filesystem
-	// there is the one whose events matter, as for the library.
-	r.filesystem(c.Home())
-	r.events(c.Home())
+	fmt.Fprintf(stdout, "keepwatch doctor %s\n", strings.Join(args, " "))
+	for _, t := range targets {
+		fmt.Fprintf(stdout, "\n%s: %s\n", t.arg, t.what())
+		r.current = t.arg
+		if t.kind == single {
+			r.single(t.path, *maxSize, *table)
+		} else {
+			r.set(t, *maxSize, *table)
+		}
+	}
+	fmt.Fprintln(stdout)
+	r.current = ""
 	r.limits()
 
 	fmt.Fprintln(stdout)
 	switch r.worst {
 	case problem:
-		fmt.Fprintln(stdout, "verdict: hot reload will NOT work until the problems above are fixed")
+		in := ""
+		if len(targets) > 1 {
+			in = " (in " + strings.Join(r.troubled, ", ") + ")"
+		}
+		fmt.Fprintf(stdout, "verdict: hot reload will NOT work until the problems above are fixed%s\n", in)
 		return errProblems
 	case warn:
 		fmt.Fprintln(stdout, "verdict: hot reload will work with keepwatch; read the warnings above")
@@ -101,11 +118,29 @@ func doctorCmd(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// single judges one file, as file.Provider reads it.
+func (r *report) single(abs string, maxSize int64, table string) {
+	c := r.chain(abs)
+	r.file(c.Real, maxSize)
+	r.layout(abs)
+	r.mount(abs, c.Real, table)
+	// Where the file is, or where its resolution stopped: the filesystem
+	// there is the one whose events matter, as for the library.
+	r.filesystem(c.Home())
+	r.events(c.Home())
+}
+
 // chain prints each symlink from abs to the file and returns the
 // resolution; its Real is "" if the file cannot be reached. It resolves the
 // path with the library's own resolver, so it sees what the watch sees.
 func (r *report) chain(abs string) chain.Chain {
 	c := chain.Resolve(abs, nil)
+	r.hops(&c)
+	return c
+}
+
+// hops prints a resolution's symlinks, and where it ends or why it failed.
+func (r *report) hops(c *chain.Chain) {
 	for i, h := range c.Hops {
 		label := ""
 		if i == 0 {
@@ -113,16 +148,14 @@ func (r *report) chain(abs string) chain.Chain {
 		}
 		r.add(info, label, "%s -> %s", h.Link, h.Target)
 	}
-	if c.Err != nil {
+	switch {
+	case c.Err != nil:
 		r.add(problem, "chain", "%v", c.Err)
-		return c
-	}
-	if len(c.Hops) == 0 {
+	case len(c.Hops) == 0:
 		r.add(info, "chain", "no symlinks: %s", c.Real)
-	} else {
+	default:
 		r.add(info, "", "= %s", c.Real)
 	}
-	return c
 }
 
 func (r *report) file(real string, maxSize int64) {
@@ -163,26 +196,52 @@ func (r *report) layout(abs string) {
 	r.add(warn, "layout", "kubelet volume, but %s does not lead through ..data: kubelet updates will not show through it", filepath.Base(abs))
 }
 
-func (r *report) mount(abs, real, table string) {
+// mountTable reads the mount table, or says why it cannot.
+func (r *report) mountTable(table string) ([]mountinfo.Mount, bool) {
 	if table == mountinfo.Path && !hasMountTable {
 		r.skip("subPath", "no mount table here; run the doctor in the pod, or pass a copy of its /proc/1/mountinfo with -mountinfo")
-		return
+		return nil, false
 	}
 	mounts, err := mountinfo.ReadFile(table)
 	if err != nil {
 		r.add(info, "mount", "mount table unavailable: %v", err)
+		return nil, false
+	}
+	return mounts, true
+}
+
+func (r *report) mount(abs, real, table string) {
+	mounts, found := r.mountTable(table)
+	if !found {
 		return
 	}
+	realDir := ""
+	if real != "" {
+		realDir = filepath.Dir(real)
+	}
+	if !r.fileMount(mounts, abs, real) && !r.dirMount(mounts, filepath.Dir(abs), realDir) {
+		r.add(ok, "subPath", "not a single-file bind mount")
+	}
+	r.containing(mounts, abs)
+}
+
+// fileMount reports a file bind-mounted on its own, at abs or where it
+// resolves to, and whether there is one.
+func (r *report) fileMount(mounts []mountinfo.Mount, abs, real string) bool {
 	paths := []string{abs}
 	if real != "" && real != abs {
 		paths = append(paths, real)
 	}
-	if m, found := mountinfo.FileMount(mounts, paths...); found {
+	m, found := mountinfo.FileMount(mounts, paths...)
+	if found {
 		r.add(problem, "subPath", "%s is a bind mount of a single file (from %s): a Kubernetes subPath mount, which kubelet never updates in a running pod; mount the volume as a directory and read the file inside it", m.Point, m.Root)
-	} else {
-		r.add(ok, "subPath", "not a single-file bind mount")
 	}
-	if m, found := mountinfo.Containing(mounts, abs); found {
+	return found
+}
+
+// containing names the mount path lives in, and the kind of volume.
+func (r *report) containing(mounts []mountinfo.Mount, path string) {
+	if m, found := mountinfo.Containing(mounts, path); found {
 		kind := mountinfo.VolumeKind(m)
 		if kind != "" {
 			kind = ", kubernetes.io~" + kind

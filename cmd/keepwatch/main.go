@@ -1,8 +1,20 @@
-// Command keepwatch helps find out why a config file does or does not
-// reload, inside a pod or on a laptop.
+// Command keepwatch helps find out why a config file, or a set of them,
+// does or does not reload, inside a pod or on a laptop.
 //
-//	keepwatch watch PATH    print each update the library delivers, until interrupted
-//	keepwatch doctor PATH   check the path's symlink chain, volume, mount and inotify
+//	keepwatch watch PATH...    print each update the library delivers, until interrupted
+//	keepwatch doctor PATH...   check each path's symlink chain, volume, mount and inotify
+//
+// Each PATH is taken the way the library reads it: a file as
+// file.Provider(PATH); a directory as the set file.Glob(PATH/*), its files
+// but dotfiles (in a kubelet volume, the ones ..data holds); a glob,
+// quoted so that the shell leaves it alone, as file.Glob(PATH). The files
+// of a file.Set are named with -set DIR NAME..., as the call names them:
+//
+//	keepwatch doctor -set /etc/authz policy.yaml roles.yaml
+//
+// A set is judged and watched as one: the doctor checks its directory (a
+// kubelet volume or not) and each member's chain and file; watch prints
+// one line per change of the whole set.
 //
 // doctor exits with status 1 when it finds a problem that stops hot reload
 // (a subPath mount, a missing or unreadable file), 0 otherwise; both exit
@@ -23,8 +35,12 @@ import (
 const usage = `keepwatch: see why a config file does or does not reload.
 
 Usage:
-  keepwatch watch [flags] PATH    print each update delivered for PATH, until interrupted
-  keepwatch doctor [flags] PATH   check PATH's symlinks, volume, mount and inotify
+  keepwatch watch [flags] PATH...    print each update delivered for each PATH, until interrupted
+  keepwatch doctor [flags] PATH...   check each PATH's symlinks, volume, mount and inotify
+
+PATH is a file, a directory (read as the set of its files, file.Glob(DIR/*)),
+or a quoted glob ('/etc/app/conf.d/*.yaml', file.Glob); -set DIR NAME...
+names the files of one file.Set.
 
 Run "keepwatch COMMAND -h" for a command's flags.
 `
@@ -71,23 +87,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stderr, "keepwatch:", err)
 	return 1
-}
-
-// parseFlags parses a command's flags and returns its one PATH argument.
-func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (string, error) {
-	fs.SetOutput(stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return "", err
-		}
-		return "", errUsage
-	}
-	if fs.NArg() != 1 {
-		fmt.Fprintf(stderr, "keepwatch %s: want one PATH, got %d arguments\n", fs.Name(), fs.NArg())
-		fs.Usage()
-		return "", errUsage
-	}
-	return fs.Arg(0), nil
 }
 
 // usageFunc prints a command's synopsis, what it does, and its flags.

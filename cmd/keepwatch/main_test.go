@@ -63,21 +63,27 @@ func runCmd(t *testing.T, args ...string) (stdout, stderr string, code int) {
 func TestUsage(t *testing.T) {
 	_, stderr, code := runCmd(t)
 	assert.Equal(t, 2, code)
-	assert.Contains(t, stderr, "keepwatch doctor [flags] PATH")
+	assert.Contains(t, stderr, "keepwatch doctor [flags] PATH...")
 
 	stdout, _, code := runCmd(t, "--help")
 	assert.Equal(t, 0, code)
-	assert.Contains(t, stdout, "keepwatch watch [flags] PATH")
+	assert.Contains(t, stdout, "keepwatch watch [flags] PATH...")
 
 	for _, c := range []string{"watch", "doctor"} {
 		_, stderr, code := runCmd(t, c, "-h")
 		assert.Equal(t, 0, code, c)
-		assert.Contains(t, stderr, "Usage: keepwatch "+c+" [flags] PATH")
+		assert.Contains(t, stderr, "Usage: keepwatch "+c+" [flags] PATH...")
+		assert.Contains(t, stderr, "keepwatch "+c+" [flags] -set DIR NAME...")
+		assert.Contains(t, stderr, "as file.Glob(PATH/*)")
 		assert.Contains(t, stderr, "Flags:")
 
 		_, stderr, code = runCmd(t, c)
 		assert.Equal(t, 2, code, c)
-		assert.Contains(t, stderr, "want one PATH")
+		assert.Contains(t, stderr, "want at least one PATH")
+
+		_, stderr, code = runCmd(t, c, "-set", "/etc/authz")
+		assert.Equal(t, 2, code, c)
+		assert.Contains(t, stderr, "want at least one NAME of the set's files")
 	}
 	_, stderr, code = runCmd(t, "frobnicate")
 	assert.Equal(t, 2, code)
@@ -122,6 +128,19 @@ func (l *lines) wait(t *testing.T, n int, parts ...string) int {
 		return false
 	}, 10*time.Second, 10*time.Millisecond, "no line with %q in:\n%s", parts, l)
 	return found
+}
+
+// count counts the lines that contain each of parts.
+func (l *lines) count(parts ...string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, s := range l.all {
+		if containsAll(s, parts) {
+			n++
+		}
+	}
+	return n
 }
 
 func containsAll(s string, parts []string) bool {

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -65,6 +66,19 @@ func TestDoctorOnASubPathMount(t *testing.T) {
 	stdout, _, code = runCmd(t, "doctor", "-mountinfo", "../../testdata/mountinfo-subpath", "/etc/app/config.yaml")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stdout, "PROBLEM  subPath     /etc/app/config.yaml is a bind mount")
+
+	// A directory mounted with a subPath, given as a set's directory, and
+	// a file in it.
+	dir := filepath.Join(t.TempDir(), "conf.d")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.yaml"), []byte("a: 1\n"), 0o644))
+	line = "1601 1581 259:1 /var/lib/kubelet/pods/8c1f/volume-subpaths/cfg/app/1 " + dir + " ro,relatime - ext4 /dev/nvme0n1p1 rw\n"
+	require.NoError(t, os.WriteFile(table, append(base, line...), 0o644))
+	for _, arg := range []string{dir, filepath.Join(dir, "a.yaml")} {
+		stdout, _, code = runCmd(t, "doctor", "-mountinfo", table, arg)
+		assert.Equal(t, 1, code, arg)
+		assert.Contains(t, stdout, "PROBLEM  subPath     "+dir+" is a subPath mount of a directory (from /var/lib/kubelet/pods/8c1f/volume-subpaths/cfg/app/1)", arg)
+	}
 }
 
 func TestDoctorOnBadPaths(t *testing.T) {
@@ -73,14 +87,175 @@ func TestDoctorOnBadPaths(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stdout, "PROBLEM  chain       lstat "+filepath.Join(dir, "missing.yaml")+": no such file or directory")
 
-	stdout, _, code = runCmd(t, "doctor", dir)
-	assert.Equal(t, 1, code)
-	assert.Contains(t, stdout, "is not a regular file")
-
 	require.NoError(t, os.Symlink("loop", filepath.Join(dir, "loop")))
 	stdout, _, code = runCmd(t, "doctor", filepath.Join(dir, "loop"))
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stdout, "too many levels of symbolic links")
+
+	// A set's directory that is a file, and a set's name outside it.
+	file := filepath.Join(dir, "app.yaml")
+	require.NoError(t, os.WriteFile(file, []byte("a: 1\n"), 0o644))
+	stdout, _, code = runCmd(t, "doctor", "-set", file, "a.yaml")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stdout, "PROBLEM  set         "+file+" is not a directory")
+	_, stderr, code := runCmd(t, "doctor", "-set", dir, "/etc/other/roles.yaml")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "/etc/other/roles.yaml is not in that directory")
+}
+
+// kubeletSet makes a ConfigMap volume with two keys, as kubelet lays it
+// out, and returns its directory, symlink-free (macOS's temporary
+// directory is under a symlink).
+func kubeletSet(t *testing.T) (*kubevol.Volume, string) {
+	t.Helper()
+	tmp, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	dir := filepath.Join(tmp, "authz")
+	vol, err := kubevol.New(dir, map[string]string{
+		"policy.yaml": "allow: [read]\n",
+		"roles.yaml":  "roles: {alice: [read]}\n",
+	})
+	require.NoError(t, err)
+	return vol, dir
+}
+
+// The directory given to file.Set or file.Glob: a kubelet volume, judged
+// as the library reads it, each key's chain through ..data.
+func TestDoctorOnAKubeletSetDirectory(t *testing.T) {
+	vol, dir := kubeletSet(t)
+	gen, err := vol.Generation()
+	require.NoError(t, err)
+
+	stdout, _, code := runCmd(t, "doctor", dir)
+	t.Log("\n" + stdout)
+	assert.Equal(t, 0, code)
+	assert.Contains(t, stdout, dir+`: a directory, read as the set file.Glob("`+dir+`/*")`)
+	assert.Contains(t, stdout, "ok       layout      kubelet volume (ConfigMap, Secret or projected): ..data -> "+gen)
+	assert.Contains(t, stdout, "members     2 matching * (the files ..data holds, dotfiles left out), merged in this order: policy.yaml, roles.yaml")
+	for _, key := range []string{"policy.yaml", "roles.yaml"} {
+		assert.Contains(t, stdout, "         member      "+key+"\n"+
+			"         chain       "+dir+"/"+key+" -> ..data/"+key+"\n"+
+			"                     "+dir+"/..data -> "+gen+"\n"+
+			"                     = "+dir+"/"+gen+"/"+key+"\n"+
+			"ok       file        regular, ")
+	}
+	assert.Contains(t, stdout, "ok       set         reads as one: 2 files, 37 bytes in all (-max-size 16777216), from "+gen)
+	assert.NotContains(t, stdout, "PROBLEM")
+	assert.NotContains(t, stdout, "warn")
+	assert.Contains(t, stdout, "verdict: hot reload will work\n")
+
+	// The same keys named, as file.Set names them.
+	stdout, _, code = runCmd(t, "doctor", "-set", dir, "roles.yaml", "policy.yaml")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, stdout, "keepwatch doctor -set "+dir+" roles.yaml policy.yaml\n\n"+dir+`: the set file.Set("`+dir+`", []string{"roles.yaml", "policy.yaml"})`)
+	assert.Contains(t, stdout, "members     2 named, merged in this order: roles.yaml, policy.yaml")
+	assert.Contains(t, stdout, "chain       "+dir+"/roles.yaml -> ..data/roles.yaml")
+	assert.Contains(t, stdout, "verdict: hot reload will work\n")
+
+	// A key the ConfigMap does not have stops the set.
+	stdout, _, code = runCmd(t, "doctor", "-set", dir, "policy.yaml", "users.yaml")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stdout, "PROBLEM  chain       lstat "+dir+"/"+gen+"/users.yaml: no such file or directory")
+	assert.Contains(t, stdout, "verdict: hot reload will NOT work")
+
+	// A file put into the volume by hand is not in the payload: not read.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "extra.yaml"), []byte("x: 1\n"), 0o644))
+	stdout, _, code = runCmd(t, "doctor", dir)
+	assert.Equal(t, 0, code)
+	assert.Contains(t, stdout, "warn     members     not in the payload ..data leads to, so not read: extra.yaml")
+}
+
+// A conf.d directory outside any kubelet volume, whole and by a glob.
+func TestDoctorOnAConfDirectoryAndAGlob(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "conf.d")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	for name, data := range map[string]string{"10-base.yaml": "a: 1\n", "20-site.yaml": "b: 2\n", ".20-site.yaml.swp": "x", "README": "notes\n"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644))
+	}
+
+	stdout, _, code := runCmd(t, "doctor", dir)
+	t.Log("\n" + stdout)
+	assert.Equal(t, 0, code)
+	assert.Contains(t, stdout, "         layout      not a kubelet volume (no ..data link in "+dir+")")
+	assert.Contains(t, stdout, "members     3 matching * (dotfiles left out), merged in this order: 10-base.yaml, 20-site.yaml, README")
+	assert.Contains(t, stdout, "member      README\n         chain       no symlinks: "+dir+"/README\nok       file        regular, 6 bytes, readable")
+	assert.Contains(t, stdout, "ok       set         reads as one: 3 files, 16 bytes in all")
+	assert.NotContains(t, stdout, ".swp")
+	assert.Contains(t, stdout, "verdict: hot reload will work\n")
+
+	glob := filepath.Join(dir, "*.yaml")
+	stdout, _, code = runCmd(t, "doctor", glob)
+	t.Log("\n" + stdout)
+	assert.Equal(t, 0, code)
+	assert.Contains(t, stdout, glob+`: a glob, read as the set file.Glob("`+glob+`")`)
+	assert.Contains(t, stdout, "members     2 matching *.yaml (dotfiles left out), merged in this order: 10-base.yaml, 20-site.yaml")
+	assert.NotContains(t, stdout, "README")
+
+	// A subdirectory matches the directory's glob, and fails every read.
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "old"), 0o755))
+	stdout, _, code = runCmd(t, "doctor", dir)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stdout, "PROBLEM  file        "+dir+"/old is not a regular file")
+	stdout, _, code = runCmd(t, "doctor", glob)
+	assert.Equal(t, 0, code, "*.yaml leaves it out:\n%s", stdout)
+
+	// Nothing matches: an empty set, said so.
+	stdout, _, code = runCmd(t, "doctor", filepath.Join(dir, "*.json"))
+	assert.Equal(t, 0, code)
+	assert.Contains(t, stdout, "warn     members     no file matches *.json: the set is empty until one appears")
+}
+
+// Several paths: each judged as the library reads it, the limits once,
+// one verdict naming where the problems are.
+func TestDoctorOnSeveralPaths(t *testing.T) {
+	_, set := kubeletSet(t)
+	file := filepath.Join(t.TempDir(), "app.yaml")
+	require.NoError(t, os.WriteFile(file, []byte("a: 1\n"), 0o644))
+	missing := filepath.Join(t.TempDir(), "gone.yaml")
+
+	stdout, _, code := runCmd(t, "doctor", file, set, filepath.Join(set, "*.yaml"), missing)
+	t.Log("\n" + stdout)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stdout, "\n"+file+`: a file, read as file.Provider("`+file+`")`+"\n         chain       no symlinks: "+file+"\nok       file        regular, 5 bytes")
+	assert.Contains(t, stdout, "\n"+set+": a directory, read as the set")
+	assert.Contains(t, stdout, "\n"+filepath.Join(set, "*.yaml")+": a glob, read as the set")
+	assert.Equal(t, 2, strings.Count(stdout, "ok       layout      kubelet volume"), "the set and its glob")
+	assert.Contains(t, stdout, "\n"+missing+": a file")
+	if runtime.GOOS == "linux" {
+		assert.Equal(t, 1, strings.Count(stdout, "limits      uid"))
+	}
+	assert.Contains(t, stdout, "verdict: hot reload will NOT work until the problems above are fixed (in "+missing+")")
+
+	stdout, _, code = runCmd(t, "doctor", file, set)
+	assert.Equal(t, 0, code)
+	assert.Contains(t, stdout, "verdict: hot reload will work\n")
+}
+
+// watching is a keepwatch watch running until the test stops it.
+type watching struct {
+	cmd  *exec.Cmd
+	out  *lines
+	done chan struct{} // closed once its output is read to the end
+}
+
+func startWatch(t *testing.T, args ...string) *watching {
+	t.Helper()
+	w := &watching{cmd: exec.Command(binary, append([]string{"watch"}, args...)...), out: &lines{}, done: make(chan struct{})}
+	stdout, err := w.cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, w.cmd.Start())
+	go func() { defer close(w.done); w.out.read(stdout) }()
+	t.Cleanup(func() { _ = w.cmd.Process.Kill(); <-w.done; _ = w.cmd.Wait() })
+	return w
+}
+
+// stop interrupts the watch, as ^C does, and waits for its last line.
+func (w *watching) stop(t *testing.T) {
+	t.Helper()
+	require.NoError(t, w.cmd.Process.Signal(syscall.SIGINT))
+	<-w.done
+	require.NoError(t, w.cmd.Wait(), "an interrupt is the normal end")
+	t.Log("\n" + w.out.String())
 }
 
 func TestWatchPrintsEachUpdateAndProblem(t *testing.T) {
@@ -93,15 +268,8 @@ func TestWatchPrintsEachUpdateAndProblem(t *testing.T) {
 	}
 	write("a: 1\nb: 2\n")
 
-	cmd := exec.Command(binary, "watch", path)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	out := &lines{}
-	done := make(chan struct{})
-	go func() { defer close(done); out.read(stdout) }()
-	t.Cleanup(func() { _ = cmd.Process.Kill(); <-done; _ = cmd.Wait() })
-
+	w := startWatch(t, path)
+	out := w.out
 	out.wait(t, 0, "loaded", "size=10", "keys=2")
 	n := out.wait(t, 0, "watching", "mode=events", dir) // and on Linux every directory above it
 
@@ -117,9 +285,130 @@ func TestWatchPrintsEachUpdateAndProblem(t *testing.T) {
 	write("a: 2\n")
 	n = out.wait(t, n, "update", "op=CREATE", "keys=~a")
 
-	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	w.stop(t)
 	out.wait(t, n, "stopped", "updates=4", "problems=1")
-	<-done
-	require.NoError(t, cmd.Wait(), "an interrupt is the normal end")
-	t.Log("\n" + out.String())
+	assert.Equal(t, 1, out.count(" problem "))
+}
+
+// A file missing when the watch starts: the first read fails, and the
+// watch reports the problem when it starts. It is printed once, not once
+// for each.
+func TestWatchReportsAProblemOnce(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	path := filepath.Join(dir, "config.yaml")
+	set := filepath.Join(dir, "conf.d")
+
+	w := startWatch(t, path, set+"/")
+	n := w.out.wait(t, 0, "problem", path+" open "+path+": no such file or directory")
+	w.out.wait(t, 0, "problem", set+"/ lstat "+set+": no such file or directory")
+	require.NoError(t, os.WriteFile(path, []byte("a: 1\n"), 0o644))
+	w.out.wait(t, n+1, "update", path+" op=CREATE", "size=5", "keys=1")
+	require.NoError(t, os.Mkdir(set, 0o755))
+	w.out.wait(t, n+1, "update", set+"/ op=CREATE", "files=0")
+
+	w.stop(t)
+	assert.Equal(t, 2, w.out.count(" problem "), "one for each")
+	assert.Equal(t, 0, w.out.count(" loaded "), "nothing was")
+	w.out.wait(t, 0, "stopped", path+" updates=1 restarts=0 problems=1")
+}
+
+// The directory given to file.Glob, in a kubelet volume: one line for
+// each kubelet update, none for an update that changes nothing, the files
+// and the generation each was read from.
+func TestWatchASetThroughKubeletUpdates(t *testing.T) {
+	vol, dir := kubeletSet(t)
+	payload := map[string]string{"policy.yaml": "allow: [read]\n", "roles.yaml": "roles: {alice: [read]}\n"}
+
+	w := startWatch(t, dir)
+	gen, err := vol.Generation()
+	require.NoError(t, err)
+	w.out.wait(t, 0, "loaded", "files=policy.yaml,roles.yaml", "size=37", "generation="+gen, "keys=2")
+	n := w.out.wait(t, 0, "watching", "mode=events", dir+","+dir+"/"+gen)
+
+	update := func(parts ...string) {
+		t.Helper()
+		changed, err := vol.Update(payload)
+		require.NoError(t, err)
+		require.True(t, changed)
+		gen, err := vol.Generation()
+		require.NoError(t, err)
+		n = w.out.wait(t, n+1, append([]string{"update", "op=WRITE", "generation=" + gen}, parts...)...)
+	}
+	payload["policy.yaml"] = "allow: [read, write]\n"
+	update("reason=event", "files=2 ", "keys=~allow")
+	changed, err := vol.Update(payload) // as kubelet: the same payload writes nothing
+	require.NoError(t, err)
+	require.False(t, changed)
+	payload["limits.yaml"] = "limits: {rps: 10}\n"
+	update("files=3(+limits.yaml)", "keys=+limits")
+	delete(payload, "roles.yaml")
+	update("files=2(-roles.yaml)", "keys=-roles")
+	payload["limits.yaml"] = "limits: {rps: [\n"
+	update("files=2 ", "keys=unparsable: parse "+dir+"/limits.yaml: yaml:")
+
+	w.stop(t)
+	assert.Equal(t, 4, w.out.count(" update "), "one for each update that changed the payload")
+	assert.Equal(t, 0, w.out.count(" problem "))
+	w.out.wait(t, n, "stopped", "updates=4 restarts=0 problems=0")
+}
+
+// The keys of one ConfigMap read as one file.Set: a key the ConfigMap
+// drops is a problem of the set, reported once however many updates keep
+// it missing; the set is delivered again once the key is back.
+func TestWatchASetReportsAProblemOnce(t *testing.T) {
+	vol, dir := kubeletSet(t)
+	w := startWatch(t, "-set", dir, "policy.yaml", "roles.yaml")
+	w.out.wait(t, 0, "loaded", "files=policy.yaml,roles.yaml", "keys=2")
+	n := w.out.wait(t, 0, "watching", "mode=events")
+
+	_, err := vol.Update(map[string]string{"policy.yaml": "allow: [read]\n"})
+	require.NoError(t, err)
+	n = w.out.wait(t, n+1, "problem", "open "+dir+"/roles.yaml: no such file or directory")
+	// Another update, the key still missing: the same problem, not again.
+	_, err = vol.Update(map[string]string{"policy.yaml": "allow: []\n"})
+	require.NoError(t, err)
+	_, err = vol.Update(map[string]string{"policy.yaml": "allow: [read, write]\n", "roles.yaml": "roles: {bob: [read]}\n"})
+	require.NoError(t, err)
+	n = w.out.wait(t, n+1, "update", "op=CREATE", "files=2 ", "keys=~allow,~roles")
+
+	w.stop(t)
+	assert.Equal(t, 1, w.out.count(" problem "))
+	assert.Equal(t, 1, w.out.count(" update "))
+	w.out.wait(t, n, "stopped", "updates=1 restarts=0 problems=1")
+}
+
+// Several paths, each watched on its own, each line naming its path.
+func TestWatchSeveralPaths(t *testing.T) {
+	tmp, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	file := filepath.Join(tmp, "app.yaml")
+	require.NoError(t, os.WriteFile(file, []byte("a: 1\n"), 0o644))
+	dir := filepath.Join(tmp, "conf.d")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "10-a.yaml"), []byte("a: 1\n"), 0o644))
+	replace := func(path, data string) {
+		require.NoError(t, os.WriteFile(filepath.Join(tmp, ".tmp"), []byte(data), 0o644))
+		require.NoError(t, os.Rename(filepath.Join(tmp, ".tmp"), path))
+	}
+
+	w := startWatch(t, file, dir)
+	w.out.wait(t, 0, "loaded", file+" size=5")
+	w.out.wait(t, 0, "loaded", dir+" files=10-a.yaml size=5")
+	w.out.wait(t, 0, "watching", file+" mode=events")
+	n := w.out.wait(t, 0, "watching", dir+" mode=events")
+
+	replace(file, "a: 2\n")
+	w.out.wait(t, n+1, "update", file+" op=WRITE", "keys=~a")
+	replace(filepath.Join(dir, "20-b.yaml"), "b: 1\n")
+	w.out.wait(t, n+1, "update", dir+" op=WRITE", "files=2(+20-b.yaml)", "keys=+b")
+	require.NoError(t, os.Rename(dir, dir+".old"))
+	w.out.wait(t, n+1, "problem", dir+" lstat "+dir+": no such file or directory")
+	require.NoError(t, os.Rename(dir+".old", dir))
+	w.out.wait(t, n+1, "update", dir+" op=CREATE", "files=2 ", "keys=unchanged")
+
+	w.stop(t)
+	assert.Equal(t, 1, w.out.count(" problem "))
+	w.out.wait(t, n, "stopped", file+" updates=1 restarts=0 problems=0")
+	w.out.wait(t, n, "stopped", dir+" updates=2 restarts=0 problems=1")
 }
