@@ -79,7 +79,7 @@ PROFILETIME ?= 5000x
 profile: ## CPU profile and runtime trace of keepwatch alone in one latency scenario (SCENARIO=kubelet|rename|inplace)
 	$(GO) test -run='^$$' -bench='^BenchmarkLatency$$/^$(SCENARIO)$$' -benchtime=$(PROFILETIME) -count=1 \
 		-cpuprofile cpu.prof -trace trace.out . -args -latency.only=keepwatch
-	@echo "go tool pprof -http=: -ignore 'BenchmarkLatency|koanf' file.test cpu.prof; go tool trace trace.out"
+	@echo "go tool pprof -http=: -ignore 'koanf|BenchmarkLatency' file.test cpu.prof; go tool trace trace.out"
 
 # Every platform koanf users develop on: the module, the commands and every
 # test file must compile (and vet clean) on each.

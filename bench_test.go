@@ -1,16 +1,21 @@
 package file
 
 import (
+	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -187,10 +192,11 @@ func gen(i int) string {
 // and the stock provider's second, and so on, so that whatever else the
 // machine does falls on both alike. Each provider watches a file of its
 // own in a directory of its own (the stock provider watches the whole
-// directory), and both watches stay up for the whole run.
+// directory), and both watches stay up for the whole run. The updates are
+// made by another process, as in production (see latencyWriter).
 //
 // Each update is timed twice, from the moment it becomes visible (see
-// latencyScenarios) to
+// latencyUpdate) to
 //   - entry: the entry of the callback that delivers it, and
 //   - loaded: the end of that callback, which does what an application's
 //     reload does: k := koanf.New("."); k.Load(provider, yaml.Parser()).
@@ -210,10 +216,12 @@ func gen(i int) string {
 // the next.
 //
 // Metrics per scenario, for each provider (keepwatch-..., stock-...):
-// entry-p50-ms, entry-p99-ms, loaded-p50-ms, loaded-p99-ms, missed (updates
-// of the b.N), and for the stock provider restarts and partial (callbacks
-// with incomplete content). With -latency.samples=FILE every update's
-// figures go to FILE too, for cmd/benchplot's picture:
+// entry-p50-ms, entry-p99-ms, loaded-p50-ms, loaded-p99-ms; missed (of the
+// b.N updates), restarts (watches that ended), partial (callbacks with
+// incomplete content) and early (callbacks entered before the moment the
+// update counts from, timed as 0; only an in-place write has them). With
+// -latency.samples=FILE every update's figures go to FILE too, unclamped,
+// for cmd/benchplot's picture:
 //
 //	go test -run '^$' -bench '^BenchmarkLatency$' -benchtime 200x -count 3 . -args -latency.samples=$PWD/bench-samples.out
 //	go run ./cmd/benchplot -in bench-samples.out -out docs/bench-latency.svg
@@ -224,22 +232,25 @@ func gen(i int) string {
 //
 //	go test -run '^$' -bench '^BenchmarkLatency$/^kubelet$' -benchtime 5000x -count 1 \
 //		-cpuprofile cpu.prof -trace trace.out . -args -latency.only=keepwatch
-//	go tool pprof -http=: -ignore 'BenchmarkLatency|koanf' file.test cpu.prof
+//	go tool pprof -http=: -ignore 'koanf|BenchmarkLatency' file.test cpu.prof
 //	go tool trace trace.out
 //
-// The profiles also hold the writer (under BenchmarkLatency: kubevol, os)
-// and the callback's own k.Load (koanf, yaml); -ignore leaves keepwatch's
-// path and the runtime. That path takes about a tenth of a millisecond per
-// update, and the CPU profile samples every 10 ms, hence thousands of
-// updates (about 40 s); the trace shows every update's goroutine hand-offs
-// from the event's arrival to the callback (View trace by proc, or
-// Goroutine analysis). For allocations, add -memprofile mem.prof
-// -memprofilerate 1 (this slows every allocation: no trace or CPU profile
-// in the same run) and read it with go tool pprof -sample_index
-// alloc_objects -ignore 'BenchmarkLatency|koanf' file.test mem.prof.
+// The writer is another process, out of the profiles; they hold the
+// benchmark's own goroutine (BenchmarkLatency: the writer's pipe, the wait
+// for the delivery) and the callback's own k.Load (koanf, yaml), and
+// -ignore leaves keepwatch's path and the runtime. That path takes about a
+// tenth of a millisecond per update, and the CPU profile samples every
+// 10 ms, hence thousands of updates (about 40 s); the trace shows every
+// update's goroutine hand-offs from the event's arrival to the callback
+// (View trace by proc, or Goroutine analysis). For allocations, add
+// -memprofile mem.prof -memprofilerate 1 (it slows every allocation: no
+// trace or CPU profile in the same run) and read it with go tool pprof
+// -sample_index alloc_objects -ignore 'koanf|BenchmarkLatency' file.test
+// mem.prof.
 var (
 	latencySamples = flag.String("latency.samples", "", "BenchmarkLatency writes every update's figures to this file, for cmd/benchplot")
 	latencyOnly    = flag.String("latency.only", "", `BenchmarkLatency measures this provider alone, "keepwatch" or "stock" (to profile it)`)
+	latencyDir     = flag.String("latency.dir", "", "BenchmarkLatency's files go under this directory, not the test's temporary one: /dev/shm for a tmpfs, say")
 )
 
 const (
@@ -256,70 +267,158 @@ const (
 )
 
 // latencyScenario is one way to update a config file. setup creates the
-// file in dir with its first content and returns the path to watch and
-// update, which writes new content and returns the moment the update
-// counts from.
+// file in dir with its first content, and returns the path to watch and
+// the target the writer process updates.
 type latencyScenario struct {
 	name  string
-	setup func(b *testing.B, dir string, first []byte) (path string, update func(data []byte) time.Time)
+	setup func(b *testing.B, dir string, first []byte) (path, target string)
 }
 
 var latencyScenarios = []latencyScenario{
-	// A kubelet ConfigMap update: a new payload directory, ..data renamed
-	// over (timed from just before the rename), the old directory removed.
-	{"kubelet", func(b *testing.B, dir string, first []byte) (string, func([]byte) time.Time) {
+	{"kubelet", func(b *testing.B, dir string, first []byte) (string, string) {
 		vol, err := kubevol.New(filepath.Join(dir, "config"), map[string]string{"config.yaml": string(first)})
 		if err != nil {
 			b.Fatal(err)
 		}
+		return vol.Path("config.yaml"), vol.Dir
+	}},
+	{"rename", writeFirst},
+	{"inplace", writeFirst},
+}
+
+func writeFirst(b *testing.B, dir string, first []byte) (string, string) {
+	path := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(path, first, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return path, path
+}
+
+// latencyUpdate writes generation gen of the config at target as scenario
+// does, and returns the moment the update counts from. The writer process
+// runs it.
+func latencyUpdate(scenario, target string, gen int) (time.Time, error) {
+	data := configYAML(gen)
+	switch scenario {
+	case "kubelet":
+		// A kubelet ConfigMap update: a new payload directory, ..data
+		// renamed over (timed from just before the rename), the old
+		// directory removed.
 		var swapped time.Time
-		vol.BeforeSwap = func() { swapped = time.Now() }
-		return vol.Path("config.yaml"), func(data []byte) time.Time {
-			if _, err := vol.Update(map[string]string{"config.yaml": string(data)}); err != nil {
-				b.Fatal(err)
-			}
-			return swapped
+		vol := &kubevol.Volume{Dir: target, BeforeSwap: func() { swapped = time.Now() }}
+		_, err := vol.Update(map[string]string{"config.yaml": string(data)})
+		return swapped, err
+	case "rename":
+		// An editor's or a deploy tool's save: a temporary file written,
+		// then renamed over the config (timed from just before the rename).
+		tmp := target + ".tmp"
+		if err := os.WriteFile(tmp, data, 0o644); err != nil {
+			return time.Time{}, err
 		}
-	}},
-	// An editor's or a deploy tool's save: a temporary file written, then
-	// renamed over the config (timed from just before the rename).
-	{"rename", func(b *testing.B, dir string, first []byte) (string, func([]byte) time.Time) {
-		path := filepath.Join(dir, "config.yaml")
-		if err := os.WriteFile(path, first, 0o644); err != nil {
-			b.Fatal(err)
+		start := time.Now()
+		return start, os.Rename(tmp, target)
+	case "inplace":
+		// An in-place write, os.WriteFile: truncate, write, close. Timed
+		// from the return of the writer's close, when the writer is done.
+		// A callback entered, or a config loaded, before that counts as 0:
+		// there was nothing left to wait for. keepwatch has many of those
+		// on ext4, where the close event is queued before the close
+		// returns, and the close of a file truncated and written again
+		// starts its writeback (auto_da_alloc): 40 µs at the median, up to
+		// a millisecond.
+		err := os.WriteFile(target, data, 0o644)
+		return time.Now(), err
+	}
+	return time.Time{}, fmt.Errorf("no scenario %q", scenario)
+}
+
+// The updates are made by a writer process, a child of the test binary,
+// as kubelet, an editor or a deploy tool is another process than the
+// service. In the benchmark's own process, the writer's goroutine would
+// compete with the watches for the Go scheduler: back from a close, it can
+// wait for a P while a callback runs, and take its timestamp hundreds of
+// microseconds late. Both processes time with the wall clock, which they
+// share.
+const latencyWriterEnv = "KEEPWATCH_LATENCY_WRITER"
+
+// latencyWriter is the parent's end of the writer process. A request is a
+// line "<scenario> <gen> <target>"; the reply is "@ <unix ns>", the moment
+// the update counts from, or "! <error>".
+type latencyWriter struct {
+	in  io.WriteCloser
+	out *bufio.Scanner
+}
+
+func startLatencyWriter(b *testing.B) *latencyWriter {
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^TestLatencyWriter$")
+	cmd.Env = append(os.Environ(), latencyWriterEnv+"=1")
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		_ = in.Close() // the writer's end of input: it exits
+		_ = cmd.Wait()
+	})
+	return &latencyWriter{in: in, out: bufio.NewScanner(out)}
+}
+
+func (w *latencyWriter) update(scenario, target string, gen int) (time.Time, error) {
+	if _, err := fmt.Fprintf(w.in, "%s %d %s\n", scenario, gen, target); err != nil {
+		return time.Time{}, err
+	}
+	for w.out.Scan() {
+		line := w.out.Text()
+		switch {
+		case strings.HasPrefix(line, "@ "):
+			ns, err := strconv.ParseInt(line[2:], 10, 64)
+			return time.Unix(0, ns), err
+		case strings.HasPrefix(line, "! "):
+			return time.Time{}, errors.New(line[2:])
 		}
-		tmp := path + ".tmp"
-		return path, func(data []byte) time.Time {
-			if err := os.WriteFile(tmp, data, 0o644); err != nil {
-				b.Fatal(err)
-			}
-			start := time.Now()
-			if err := os.Rename(tmp, path); err != nil {
-				b.Fatal(err)
-			}
-			return start
+		// Anything else is the testing package's own output.
+	}
+	return time.Time{}, fmt.Errorf("writer process: %w", cmp.Or(w.out.Err(), io.ErrUnexpectedEOF))
+}
+
+// TestLatencyWriter is BenchmarkLatency's writer process; as a test, it
+// skips.
+func TestLatencyWriter(t *testing.T) {
+	if os.Getenv(latencyWriterEnv) != "1" {
+		t.Skip("BenchmarkLatency's writer process")
+	}
+	sc := bufio.NewScanner(os.Stdin)
+	for sc.Scan() {
+		f := strings.SplitN(sc.Text(), " ", 3)
+		var gen int
+		var err error
+		if len(f) == 3 {
+			gen, err = strconv.Atoi(f[1])
+		} else {
+			err = fmt.Errorf("bad request %q", sc.Text())
 		}
-	}},
-	// An in-place write, os.WriteFile: truncate, write, close. Timed from
-	// the return of the writer's close, when the writer is done. A
-	// callback that loaded the complete content before that has a
-	// negative latency, and both providers have some: the stock provider
-	// reads at the first write event, and the kernel queues the close
-	// event before the close returns (on ext4, the close of a file
-	// truncated and written again also starts its writeback, which can
-	// take a millisecond: auto_da_alloc).
-	{"inplace", func(b *testing.B, dir string, first []byte) (string, func([]byte) time.Time) {
-		path := filepath.Join(dir, "config.yaml")
-		if err := os.WriteFile(path, first, 0o644); err != nil {
-			b.Fatal(err)
+		at := time.Time{}
+		if err == nil {
+			at, err = latencyUpdate(f[0], f[2], gen)
 		}
-		return path, func(data []byte) time.Time {
-			if err := os.WriteFile(path, data, 0o644); err != nil {
-				b.Fatal(err)
-			}
-			return time.Now()
+		if err != nil {
+			fmt.Printf("! %v\n", err)
+			continue
 		}
-	}},
+		fmt.Printf("@ %d\n", at.UnixNano())
+	}
 }
 
 // latencyProvider is what BenchmarkLatency needs of either provider.
@@ -385,7 +484,9 @@ type latencySide struct {
 	newP     func(path string) latencyProvider
 	endsOn   bool
 	path     string
-	update   func([]byte) time.Time
+	scenario string
+	target   string // what the writer updates
+	writer   *latencyWriter
 	p        latencyProvider
 	got      chan delivery
 	died     chan struct{}
@@ -395,6 +496,7 @@ type latencySide struct {
 	missed   int
 	partial  int
 	restarts int
+	early    int
 }
 
 // delivery is one callback: the generation it loaded completely (-1 if
@@ -439,7 +541,8 @@ func (s *latencySide) start() {
 }
 
 // step makes one update and waits for its delivery, or counts it missed.
-// It returns the update's two latencies, ok false if it was missed.
+// It returns the update's two latencies, negative if they came before the
+// moment the update counts from, and ok false if it was missed.
 func (s *latencySide) step() (entry, loaded time.Duration, ok bool) {
 	select {
 	case <-s.died:
@@ -447,14 +550,20 @@ func (s *latencySide) step() (entry, loaded time.Duration, ok bool) {
 	default:
 	}
 	s.gen++
-	since := s.update(configYAML(s.gen))
+	since, err := s.writer.update(s.scenario, s.target, s.gen)
+	if err != nil {
+		s.b.Fatal(err)
+	}
 	d, ok := s.await(s.gen)
 	if !ok {
 		s.missed++
 		return 0, 0, false
 	}
 	entry, loaded = d.entry.Sub(since), d.loaded.Sub(since)
-	s.entry, s.loaded = append(s.entry, entry), append(s.loaded, loaded)
+	if entry <= 0 {
+		s.early++
+	}
+	s.entry, s.loaded = append(s.entry, max(entry, 0)), append(s.loaded, max(loaded, 0))
 	s.settle()
 	return entry, loaded, true
 }
@@ -538,23 +647,23 @@ func (s *latencySide) report(b *testing.B) {
 		b.ReportMetric(ms(percentile(sorted, 0.99)), s.name+"-"+fig.name+"-p99-ms")
 	}
 	b.ReportMetric(float64(s.missed), s.name+"-missed")
-	if s.endsOn {
-		b.ReportMetric(float64(s.restarts), s.name+"-restarts")
-		b.ReportMetric(float64(s.partial), s.name+"-partial")
-	}
+	b.ReportMetric(float64(s.restarts), s.name+"-restarts")
+	b.ReportMetric(float64(s.partial), s.name+"-partial")
+	b.ReportMetric(float64(s.early), s.name+"-early")
 }
 
 func BenchmarkLatency(b *testing.B) {
 	for _, sc := range latencyScenarios {
 		b.Run(sc.name, func(b *testing.B) {
+			w := startLatencyWriter(b)
 			var sides []*latencySide
 			for _, prov := range latencyProviders {
 				if *latencyOnly != "" && *latencyOnly != prov.name {
 					continue
 				}
 				s := &latencySide{b: b, name: prov.name, newP: prov.new, endsOn: prov.endsOnError,
-					got: make(chan delivery, 256)}
-				s.path, s.update = sc.setup(b, b.TempDir(), configYAML(0))
+					scenario: sc.name, writer: w, got: make(chan delivery, 256)}
+				s.path, s.target = sc.setup(b, latencyTempDir(b), configYAML(0))
 				s.start()
 				b.Cleanup(func() { _ = s.p.Unwatch() })
 				sides = append(sides, s)
@@ -581,6 +690,20 @@ func BenchmarkLatency(b *testing.B) {
 			rec.flush()
 		})
 	}
+}
+
+// latencyTempDir returns a new directory, removed at the end of the
+// benchmark, under -latency.dir if set.
+func latencyTempDir(b *testing.B) string {
+	if *latencyDir == "" {
+		return b.TempDir()
+	}
+	dir, err := os.MkdirTemp(*latencyDir, "keepwatch-latency-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
 }
 
 // sampleRecorder writes BenchmarkLatency's figures, one line per update,
