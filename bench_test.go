@@ -409,7 +409,7 @@ func TestLatencyWriter(t *testing.T) {
 		} else {
 			err = fmt.Errorf("bad request %q", sc.Text())
 		}
-		at := time.Time{}
+		var at time.Time
 		if err == nil {
 			at, err = latencyUpdate(f[0], f[2], gen)
 		}
