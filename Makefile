@@ -9,7 +9,7 @@ STATICCHECK := $(BIN)/staticcheck
 
 SOAK        ?= 10m
 
-.PHONY: help test test-fsnotify test-wine demo bench lint soak fuzz
+.PHONY: help test test-fsnotify test-wine demo bench profile lint soak fuzz
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -55,12 +55,35 @@ fuzz: ## run each fuzz target for $(FUZZTIME) (make fuzz FUZZTIME=5m)
 		$(GO) test -run='^$$' -fuzz="^$$t\$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
 	done
 
-BENCHCOUNT  ?= 1
+BENCHCOUNT  ?= 3
+BENCHTIME   ?= 200x
+BENCH       ?= .
+SAMPLES     := bench-samples.out
+BENCHNOTE   ?=
 
-bench: ## benchmarks against koanf's stock provider, as a table (BENCHCOUNT=5 for medians)
-	$(GO) test -run='^$$' -bench=. -benchtime=200x -count=$(BENCHCOUNT) -timeout=60m . | tee bench.out
+# The latency picture is drawn from BenchmarkLatency's samples of this very
+# run (pooled over its runs), with BENCHNOTE (the machine, say) under its
+# title; a run without BenchmarkLatency leaves it as is. BENCH=Latency runs
+# BenchmarkLatency alone.
+bench: ## benchmarks against koanf's stock provider: a table (medians of BENCHCOUNT=3 runs) and docs/bench-latency.svg
+	@rm -f $(SAMPLES)
+	$(GO) test -run='^$$' -bench='$(BENCH)' -benchtime=$(BENCHTIME) -count=$(BENCHCOUNT) -timeout=60m . \
+		-args -latency.samples=$(CURDIR)/$(SAMPLES) | tee bench.out
 	@echo
 	@$(GO) run ./cmd/benchtable < bench.out
+	@if [ -s $(SAMPLES) ]; then $(GO) run ./cmd/benchplot -in $(SAMPLES) -out docs/bench-latency.svg -note '$(BENCHNOTE)' && echo "wrote docs/bench-latency.svg"; fi
+
+SCENARIO    ?= kubelet
+PROFILETIME ?= 5000x
+
+# keepwatch alone, in one of BenchmarkLatency's scenarios (kubelet, rename,
+# inplace), about 40 s: a CPU profile and a runtime trace of its path from
+# the update to the callback, in cpu.prof and trace.out. BenchmarkLatency's
+# comment in bench_test.go says how to read them, and how to count allocations.
+profile: ## CPU profile and runtime trace of keepwatch alone in one latency scenario (SCENARIO=kubelet|rename|inplace)
+	$(GO) test -run='^$$' -bench='^BenchmarkLatency$$/^$(SCENARIO)$$' -benchtime=$(PROFILETIME) -count=1 \
+		-cpuprofile cpu.prof -trace trace.out . -args -latency.only=keepwatch
+	@echo "go tool pprof -http=: -ignore 'koanf|BenchmarkLatency' file.test cpu.prof; go tool trace trace.out"
 
 # Every platform koanf users develop on: the module, the commands and every
 # test file must compile (and vet clean) on each.

@@ -1,7 +1,16 @@
 // Command benchtable turns the output of keepwatch's benchmarks (go test
-// -bench, on standard input) into a table with keepwatch and koanf's stock
-// provider side by side. With -count above 1, each figure is the median of
-// the runs. `make bench` pipes the benchmarks into it.
+// -bench, on standard input) into tables with koanf's stock provider and
+// keepwatch side by side. With -count above 1, each figure is the median
+// of the runs, with their spread (min–max). `make bench` pipes the
+// benchmarks into it.
+//
+// The first table is BenchmarkLatency's: per scenario, the time from an
+// update to the callback's entry and to the config loaded in it, at p50
+// and p99, for both providers, measured side by side in each run; the
+// ratio keepwatch/stock is taken run by run (both sides of a ratio come
+// from the same run) and its median shown, and "runs won" counts the runs
+// in which each side had the lower figure. The second table lists what
+// each provider missed. The third holds every other benchmark.
 package main
 
 import (
@@ -16,94 +25,97 @@ import (
 )
 
 func main() {
-	runs, err := parse(os.Stdin)
+	r, err := parse(os.Stdin)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchtable:", err)
 		os.Exit(1)
 	}
-	write(os.Stdout, runs)
+	writeLatency(os.Stdout, r)
+	write(os.Stdout, r)
 }
 
-// key names one benchmark: its group (SwapLatency), provider and variant
-// (files=100, or "").
-type key struct{ group, provider, variant string }
+// run is one result line: each metric's value, and "N", the iterations.
+type run map[string]float64
 
-// runs holds, per benchmark, every value of every metric.
-type runs map[key]map[string][]float64
+// runs holds every run of every benchmark, by name without the
+// benchmark prefix and the GOMAXPROCS suffix: "Latency/kubelet",
+// "Idle/keepwatch/files=100".
+type runs map[string][]run
 
-var line = regexp.MustCompile(`^Benchmark([^/\s]+?)(?:/([^/\s]+?))?(?:/(\S+?))?(?:-\d+)?\s+\d+\s+(.*)$`)
+var line = regexp.MustCompile(`^Benchmark(\S+?)(?:-\d+)?\s+(\d+)\s+(.*)$`)
 
 func parse(r io.Reader) (runs, error) {
 	out := make(runs)
 	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	for sc.Scan() {
 		m := line.FindStringSubmatch(sc.Text())
 		if m == nil {
 			continue
 		}
-		k := key{m[1], m[2], m[3]}
-		if out[k] == nil {
-			out[k] = make(map[string][]float64)
-		}
-		f := strings.Fields(m[4])
+		n, _ := strconv.ParseFloat(m[2], 64)
+		one := run{"N": n}
+		f := strings.Fields(m[3])
 		for i := 0; i+1 < len(f); i += 2 {
 			v, err := strconv.ParseFloat(f[i], 64)
 			if err != nil {
 				continue
 			}
-			out[k][f[i+1]] = append(out[k][f[i+1]], v)
+			one[f[i+1]] = v
 		}
+		out[m[1]] = append(out[m[1]], one)
 	}
 	return out, sc.Err()
 }
 
-// get returns the median of a metric, and whether it was measured.
-func (r runs) get(k key, metric string) (float64, bool) {
-	vs := slices.Clone(r[k][metric])
+// name joins the parts of a benchmark's name, leaving out empty ones.
+func name(parts ...string) string {
+	return strings.Join(slices.DeleteFunc(parts, func(s string) bool { return s == "" }), "/")
+}
+
+// values returns a metric's value in every run that has it.
+func (r runs) values(bench, metric string) []float64 {
+	var vs []float64
+	for _, one := range r[bench] {
+		if v, ok := one[metric]; ok {
+			vs = append(vs, v)
+		}
+	}
+	return vs
+}
+
+// stats is the median and the spread of some values.
+type stats struct {
+	median, lo, hi float64
+	n              int
+}
+
+func summarize(vs []float64) (stats, bool) {
 	if len(vs) == 0 {
-		return 0, false
+		return stats{}, false
 	}
-	slices.Sort(vs)
-	return vs[len(vs)/2], true
+	vs = slices.Sorted(slices.Values(vs))
+	med := vs[len(vs)/2]
+	if len(vs)%2 == 0 {
+		med = (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2
+	}
+	return stats{med, vs[0], vs[len(vs)-1], len(vs)}, true
 }
 
-type row struct {
-	label, group, variant string
-	cell                  func(r runs, k key) string
-	target                string
+// get returns the median of a metric over the runs, and whether it was
+// measured.
+func (r runs) get(bench, metric string) (stats, bool) {
+	return summarize(r.values(bench, metric))
 }
 
-func latency(r runs, k key) string {
-	p50, ok := r.get(k, "p50-ms")
-	if !ok {
-		if _, measured := r[k]; measured {
-			return "never delivered"
-		}
-		return "-"
+// format prints a median with its spread when there is one: "0.131 ms
+// (0.120–0.150)".
+func (s stats) format(f func(float64) string, unit string) string {
+	out := f(s.median) + unit
+	if s.n > 1 && s.lo != s.hi {
+		out += " (" + f(s.lo) + "–" + f(s.hi) + ")"
 	}
-	p99, _ := r.get(k, "p99-ms")
-	s := fmt.Sprintf("%s / %s ms", num(p50), num(p99))
-	var notes []string
-	if missed, _ := r.get(k, "missed-%"); missed > 0 {
-		notes = append(notes, fmt.Sprintf("%s%% of updates missed", num(missed)))
-	}
-	if restarts, _ := r.get(k, "restarts"); restarts > 0 {
-		notes = append(notes, fmt.Sprintf("its watch ended %.0f× and was restarted", restarts))
-	}
-	if len(notes) > 0 {
-		s += " (" + strings.Join(notes, "; ") + ")"
-	}
-	return s
-}
-
-func metric(name, unit string) func(r runs, k key) string {
-	return func(r runs, k key) string {
-		v, ok := r.get(k, name)
-		if !ok {
-			return "-"
-		}
-		return num(v) + unit
-	}
+	return out
 }
 
 // num prints a figure with three significant digits at most.
@@ -121,10 +133,226 @@ func num(v float64) string {
 	return strconv.FormatFloat(v, 'g', 2, 64)
 }
 
+// integer prints a count; a median of an even number of runs can be a
+// half.
+func integer(v float64) string {
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+// ms prints a latency in milliseconds with three significant digits,
+// keeping the zeros that say so: 0.130, 1.01, 12.3.
+func ms(v float64) string {
+	a := v
+	if a < 0 {
+		a = -a
+	}
+	switch {
+	case a == 0:
+		return "0"
+	case a >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case a >= 10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	case a >= 1:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	case a >= 0.1:
+		return strconv.FormatFloat(v, 'f', 3, 64)
+	case a >= 0.01:
+		return strconv.FormatFloat(v, 'f', 4, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 2, 64)
+}
+
+// The scenarios of BenchmarkLatency, in its order, and their labels.
+var scenarios = []struct{ name, label string }{
+	{"kubelet", "kubelet `..data` swap"},
+	{"rename", "rename-over save"},
+	{"inplace", "in-place write (from its close)"},
+}
+
+var figures = []struct{ metric, label string }{
+	{"entry-p50-ms", "→ callback entry, p50"},
+	{"entry-p99-ms", "→ callback entry, p99"},
+	{"loaded-p50-ms", "→ config loaded, p50"},
+	{"loaded-p99-ms", "→ config loaded, p99"},
+}
+
+const (
+	stock     = "stock"
+	keepwatch = "keepwatch"
+)
+
+// writeLatency writes BenchmarkLatency's tables, if it ran.
+func writeLatency(w io.Writer, r runs) {
+	var measured []string
+	for _, sc := range scenarios {
+		if len(r[name("Latency", sc.name)]) > 0 {
+			measured = append(measured, sc.name)
+		}
+	}
+	if len(measured) == 0 {
+		return
+	}
+	first := r[name("Latency", measured[0])]
+	fmt.Fprintf(w, "Latency, stock and keepwatch interleaved in each run: %s updates each per scenario per run, %s.\n\n",
+		integer(first[len(first)-1]["N"]), plural(len(first), "run", "medians of %d runs (min–max)"))
+	fmt.Fprintln(w, "| update | figure | koanf providers/file v1.2.1 | keepwatch | keepwatch / stock | runs won |")
+	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- |")
+	for _, sc := range scenarios {
+		bench := name("Latency", sc.name)
+		if len(r[bench]) == 0 {
+			continue
+		}
+		for i, fig := range figures {
+			label := sc.label
+			if i > 0 {
+				label = ""
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", label, fig.label,
+				latencyCell(r, bench, stock+"-"+fig.metric), latencyCell(r, bench, keepwatch+"-"+fig.metric),
+				ratio(r, bench, fig.metric), wins(r, bench, fig.metric))
+		}
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| update | provider | updates missed | watch ended, restarted | callbacks with incomplete content | callbacks entered before the writer's close returned (timed as 0) |")
+	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- |")
+	for _, sc := range scenarios {
+		bench := name("Latency", sc.name)
+		if len(r[bench]) == 0 {
+			continue
+		}
+		for i, p := range []string{stock, keepwatch} {
+			label := sc.label
+			if i > 0 {
+				label = ""
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", label, p, missed(r, bench, p),
+				count(r, bench, p+"-restarts"), count(r, bench, p+"-partial"), count(r, bench, p+"-early"))
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "one " + one
+	}
+	return fmt.Sprintf(many, n)
+}
+
+func latencyCell(r runs, bench, metric string) string {
+	s, ok := r.get(bench, metric)
+	if !ok {
+		return "-"
+	}
+	return s.format(ms, " ms")
+}
+
+func count(r runs, bench, metric string) string {
+	s, ok := r.get(bench, metric)
+	if !ok {
+		return "-"
+	}
+	return s.format(integer, "")
+}
+
+func missed(r runs, bench, provider string) string {
+	s, ok := r.get(bench, provider+"-missed")
+	if !ok {
+		return "-"
+	}
+	n, _ := r.get(bench, "N")
+	return s.format(integer, "") + " of " + integer(n.median)
+}
+
+// ratio is keepwatch's figure over the stock provider's, run by run:
+// the median of the runs' ratios, and their spread. A run in which the
+// stock provider's figure is 0 (an in-place write delivered before its
+// close returned) has no ratio.
+func ratio(r runs, bench, metric string) string {
+	var ratios []float64
+	for _, one := range r[bench] {
+		kw, ok1 := one[keepwatch+"-"+metric]
+		st, ok2 := one[stock+"-"+metric]
+		if ok1 && ok2 && st > 0 {
+			ratios = append(ratios, kw/st)
+		}
+	}
+	s, ok := summarize(ratios)
+	if !ok {
+		return "-"
+	}
+	return s.format(func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }, "×")
+}
+
+// wins counts the runs in which each side had the lower figure.
+func wins(r runs, bench, metric string) string {
+	var st, kw, tie int
+	for _, one := range r[bench] {
+		k, ok1 := one[keepwatch+"-"+metric]
+		s, ok2 := one[stock+"-"+metric]
+		switch {
+		case !ok1 || !ok2:
+		case k < s:
+			kw++
+		case s < k:
+			st++
+		default:
+			tie++
+		}
+	}
+	if st+kw+tie == 0 {
+		return "-"
+	}
+	out := fmt.Sprintf("stock %d, keepwatch %d", st, kw)
+	if tie > 0 {
+		out += fmt.Sprintf(", tied %d", tie)
+	}
+	return out
+}
+
+type row struct {
+	label, group, variant string
+	cell                  func(r runs, bench string) string
+	target                string
+}
+
+// latency is the cell of a benchmark that reports p50-ms, p99-ms and
+// missed-% (measure in bench_test.go).
+func latency(r runs, bench string) string {
+	p50, ok := r.get(bench, "p50-ms")
+	if !ok {
+		if len(r[bench]) > 0 {
+			return "never delivered"
+		}
+		return "-"
+	}
+	p99, _ := r.get(bench, "p99-ms")
+	s := fmt.Sprintf("%s / %s ms", p50.format(num, ""), p99.format(num, ""))
+	var notes []string
+	if missed, _ := r.get(bench, "missed-%"); missed.median > 0 {
+		notes = append(notes, fmt.Sprintf("%s%% of updates missed", num(missed.median)))
+	}
+	if restarts, _ := r.get(bench, "restarts"); restarts.median > 0 {
+		notes = append(notes, fmt.Sprintf("its watch ended %.0f× and was restarted", restarts.median))
+	}
+	if len(notes) > 0 {
+		s += " (" + strings.Join(notes, "; ") + ")"
+	}
+	return s
+}
+
+func metric(name, unit string) func(r runs, bench string) string {
+	return func(r runs, bench string) string {
+		v, ok := r.get(bench, name)
+		if !ok {
+			return "-"
+		}
+		return v.format(num, unit)
+	}
+}
+
 var rows = []row{
-	{"kubelet `..data` swap → callback, p50 / p99", "SwapLatency", "", latency, "within 1.5× of koanf"},
-	{"rename-over save → callback, p50 / p99", "RenameLatency", "", latency, ""},
-	{"end of an in-place write → callback, p50 / p99", "InPlaceLatency", "", latency, "milliseconds (the writer's close)"},
 	{"ancestor directory renamed, another put in its place → callback, p50 / p99", "Reach", "ancestor-rename", latency, ""},
 	{"ancestor directories exchanged (RENAME_EXCHANGE) → callback, p50 / p99", "Reach", "ancestor-exchange", latency, ""},
 	{"write through a hard link elsewhere → callback, p50 / p99", "Reach", "hardlink-write", latency, ""},
@@ -142,18 +370,25 @@ var rows = []row{
 	{"inotify instances per watched file, 10,000 files", "Footprint", "files=10000", metric("inotify/file", ""), "one per process"},
 	{"kernel watches per watched file, 100 files", "Footprint", "files=100", metric("watches/file", ""), ""},
 	{"kernel watches per watched file, 10,000 files", "Footprint", "files=10000", metric("watches/file", ""), ""},
-	{"one idle re-check (a stat)", "RecheckCost", "", metric("ns/op", " ns"), ""},
+	{"one idle re-check (a stat and a compare)", "RecheckCost", "", metric("ns/op", " ns"), ""},
 }
 
+// write writes the table of every other benchmark, if any of them ran.
 func write(w io.Writer, r runs) {
+	ran := slices.ContainsFunc(rows, func(row row) bool {
+		return len(r[name(row.group, keepwatch, row.variant)]) > 0 || len(r[row.group]) > 0
+	})
+	if !ran {
+		return
+	}
 	fmt.Fprintln(w, "| figure | keepwatch | koanf providers/file v1.2.1 | target |")
 	fmt.Fprintln(w, "| --- | --- | --- | --- |")
 	for _, row := range rows {
-		kw := row.cell(r, key{row.group, "keepwatch", row.variant})
+		kw := row.cell(r, name(row.group, keepwatch, row.variant))
 		if row.group == "RecheckCost" {
-			kw = row.cell(r, key{row.group, "", ""})
+			kw = row.cell(r, row.group)
 		}
-		koanf := row.cell(r, key{row.group, "koanf", row.variant})
+		koanf := row.cell(r, name(row.group, "koanf", row.variant))
 		switch {
 		case row.group == "Recovery":
 			koanf = "never: its watch ends on the first error"
