@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -354,68 +353,4 @@ func TestAnEmptyFileHeldOpenIsNeverDelivered(t *testing.T) {
 			assert.Empty(t, r.errs())
 		})
 	}
-}
-
-// finished is every content some writer wrote whole: what a callback may
-// deliver.
-type finished struct {
-	mu sync.Mutex
-	m  map[string]bool
-}
-
-func newFinished(contents ...string) *finished {
-	f := &finished{m: map[string]bool{}}
-	for _, c := range contents {
-		f.add(c)
-	}
-	return f
-}
-
-func (f *finished) add(content string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.m[content] = true
-}
-
-func (f *finished) has(content string) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.m[content]
-}
-
-// unfinished returns the first delivery that is no content a writer
-// finished.
-func (f *finished) unfinished(r *recorder) (int, string, bool) {
-	for i, c := range r.calls() {
-		if c.err == nil && !f.has(c.data) {
-			return i, c.data, true
-		}
-	}
-	return 0, "", false
-}
-
-// check fails the test if a delivery is no content a writer finished.
-func (f *finished) check(t testing.TB, r *recorder) {
-	t.Helper()
-	if i, data, ok := f.unfinished(r); ok {
-		what := fmt.Sprintf("%q", trim(data))
-		if data == "" {
-			what = "an empty file"
-		}
-		t.Errorf("call %d delivered %s, which no writer finished; calls: %s", i, what, trimmedCalls(r))
-	}
-}
-
-// trimmedCalls lists the calls as recorder.String does, with each content
-// cut before its padding.
-func trimmedCalls(r *recorder) string {
-	var out []string
-	for _, c := range r.calls() {
-		if c.err != nil {
-			out = append(out, "err("+c.err.Error()+")")
-		} else {
-			out = append(out, fmt.Sprintf("%s %q", c.op, trim(c.data)))
-		}
-	}
-	return "[" + strings.Join(out, ", ") + "]"
 }
