@@ -14,9 +14,10 @@ SOAK        ?= 10m
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
 
-test: ## vet, then run every test with the race detector
+test: ## vet, then run every test with the race detector, the FUSE module's too
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
+	cd tests/fuse && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 test-fsnotify: ## the root package's tests through fsnotify's backend, as on macOS, BSD and Windows
 	$(GO) test -race -count=1 . -args -backend=fsnotify
@@ -35,10 +36,10 @@ test-wine: ## the root package's tests as a Windows binary, under Wine
 demo: ## put keepwatch and koanf's stock provider through the same ConfigMap updates
 	$(GO) run ./cmd/demo
 
-soak: ## random convergence sequences for $(SOAK) (make soak SOAK=1h), and 10,000 providers; full log in soak.out
-	$(GO) test -v -count=1 -timeout 0 -run '^(TestConvergence|TestManyProvidersShareOneInotifyInstance)$$' . \
-		-args -convergence.soak=$(SOAK) -convergence.parallel=8 -hub.files=10000 2>&1 \
-		| tee soak.out | grep --line-buffered -E '^(soak:|---|FAIL|ok|PASS)|convergence: [0-9]+ sequences|seed [0-9]+:' | grep -v -- '--- PASS: TestConvergence/'
+soak: ## random convergence sequences for $(SOAK) (make soak SOAK=1h), 10,000 providers, 1,000 back-to-back identical writes; full log in soak.out
+	$(GO) test -v -count=1 -timeout 0 -run '^(TestConvergence|TestManyProvidersShareOneInotifyInstance|TestBackToBackIdenticalWritesLoop)$$' . \
+		-args -convergence.soak=$(SOAK) -convergence.parallel=8 -hub.files=10000 -backtoback.pairs=1000 2>&1 \
+		| tee soak.out | grep --line-buffered -E '^(soak:|---|FAIL|ok|PASS)|convergence: [0-9]+ sequences|seed [0-9]+:|back-to-back pairs' | grep -v -- '--- PASS: TestConvergence/'
 
 FUZZTIME    ?= 30s
 # package:target

@@ -92,7 +92,6 @@ var backToBack = []struct {
 // truncation showed while the previous one's close was being processed,
 // and not the content again after it.
 func TestBackToBackWritersOfTheSameBytesFireNothing(t *testing.T) {
-	needCaps(t, caps{closes: true}, "a writer close")
 	const rounds = 20
 	for _, seq := range backToBack {
 		t.Run(seq.name, func(t *testing.T) {
@@ -111,11 +110,10 @@ func TestBackToBackWritersOfTheSameBytesFireNothing(t *testing.T) {
 	}
 }
 
-// The issue's figure, and the soak's loop: back-to-back pairs of identical
-// os.WriteFile calls fire the callback 0 times. `make test` runs 50 pairs,
-// `make soak` 1,000 (-backtoback.pairs).
+// Back-to-back pairs of identical os.WriteFile calls, a round apart, fire
+// the callback 0 times: `make test` runs 50 pairs, `make soak` 1,000
+// (-backtoback.pairs).
 func TestBackToBackIdenticalWritesLoop(t *testing.T) {
-	needCaps(t, caps{closes: true}, "a writer close")
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	const data = "v: 0\n"
 	write(t, path, data)
@@ -132,7 +130,6 @@ func TestBackToBackIdenticalWritesLoop(t *testing.T) {
 // one that some writer finished (never the empty file, never a part), and
 // the last is what the file holds.
 func TestBackToBackWritersOfDifferentBytesDeliverOnlyFinishedContents(t *testing.T) {
-	needCaps(t, caps{closes: true}, "a writer close")
 	const rounds = 15
 	for _, seq := range backToBack {
 		t.Run(seq.name, func(t *testing.T) {
@@ -247,7 +244,6 @@ func waitContentWhileOpen(t *testing.T, r *recorder, want string) {
 // handle is read the same way; and its close reads the file again only if
 // the content changed then.
 func TestAWriterThatKeepsTheFileOpenIsReadWhileItHoldsIt(t *testing.T) {
-	needCaps(t, caps{closes: true}, "a writer close")
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	write(t, path, "v1\n")
 	_, r := watchedByEvents(t, path)
@@ -294,7 +290,6 @@ func TestAWriterThatKeepsTheFileOpenIsReadWhileItHoldsIt(t *testing.T) {
 // it closes: the first content is read while it holds the file, the last
 // at its close.
 func TestAWriterThatKeepsTheFileOpenIsReadAgainAtItsClose(t *testing.T) {
-	needCaps(t, caps{closes: true}, "a writer close")
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	write(t, path, "v1\n")
 	_, r := watchedByEvents(t, path)
