@@ -65,8 +65,19 @@ func asNobody(t *testing.T, env ...string) bool {
 }
 
 // runChild runs the test binary for this one test, with attr, and fails the
-// test if the child fails. The binary is copied where anyone may run it.
+// test if the child fails.
 func runChild(t *testing.T, attr *syscall.SysProcAttr, env ...string) {
+	t.Helper()
+	cmd := childCommand(t, attr, env...)
+	out, err := cmd.CombinedOutput()
+	t.Logf("child:\n%s", indent(string(out)))
+	require.NoError(t, err, "the child failed")
+	require.Contains(t, string(out), "--- PASS: "+t.Name(), "the child ran the test")
+}
+
+// childCommand is the command that runs this one test in a child, with
+// attr and env. The binary is copied where anyone may run it.
+func childCommand(t *testing.T, attr *syscall.SysProcAttr, env ...string) *exec.Cmd {
 	t.Helper()
 	dir := t.TempDir()
 	require.NoError(t, os.Chmod(filepath.Dir(dir), 0o755))
@@ -77,10 +88,7 @@ func runChild(t *testing.T, attr *syscall.SysProcAttr, env ...string) {
 	cmd.Dir = dir
 	cmd.Env = append(append(os.Environ(), childEnv+"="+t.Name()), env...)
 	cmd.SysProcAttr = attr
-	out, err := cmd.CombinedOutput()
-	t.Logf("child:\n%s", indent(string(out)))
-	require.NoError(t, err, "the child failed")
-	require.Contains(t, string(out), "--- PASS: "+t.Name(), "the child ran the test")
+	return cmd
 }
 
 func copyFile(t *testing.T, from, to string) {
@@ -119,7 +127,7 @@ type liveChild struct {
 	out     *lockedBuffer // the child's stdout and stderr
 	exited  chan struct{} // closed when the child has exited
 	err     error         // its exit, once exited is closed
-	done    bool
+	done    bool          // finish has run
 }
 
 type lockedBuffer struct {
@@ -145,27 +153,23 @@ func (b *lockedBuffer) String() string {
 // result with wait. The child is killed if the test ends first.
 func startChild(t *testing.T, attr *syscall.SysProcAttr, env ...string) *liveChild {
 	t.Helper()
-	dir := t.TempDir()
-	require.NoError(t, os.Chmod(filepath.Dir(dir), 0o755))
-	require.NoError(t, os.Chmod(dir, 0o755))
-	bin := filepath.Join(dir, "test.bin")
-	copyFile(t, os.Args[0], bin)
-
+	cmd := childCommand(t, attr, env...)
 	reportR, reportW, err := os.Pipe()
 	require.NoError(t, err)
 	listenR, listenW, err := os.Pipe()
-	require.NoError(t, err)
+	if err != nil {
+		reportR.Close()
+		reportW.Close()
+		require.NoError(t, err)
+	}
 	c := &liveChild{
+		cmd:     cmd,
 		to:      listenW,
 		reports: make(chan string, 16),
 		read:    make(chan struct{}),
 		out:     &lockedBuffer{},
 		exited:  make(chan struct{}),
 	}
-	c.cmd = exec.Command(bin, "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v")
-	c.cmd.Dir = dir
-	c.cmd.Env = append(append(os.Environ(), childEnv+"="+t.Name()), env...)
-	c.cmd.SysProcAttr = attr
 	c.cmd.Stdout, c.cmd.Stderr = c.out, c.out
 	c.cmd.ExtraFiles = []*os.File{reportW, listenR} // fds 3 and 4
 	err = c.cmd.Start()
