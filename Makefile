@@ -17,9 +17,10 @@ help: ## list the targets
 # issue 21: README.md's Go blocks do not compile yet; empty this once they do.
 DOCS_ALLOW_BROKEN := README.md
 
-test: ## vet, then run every test with the race detector
+test: ## vet, then run every test with the race detector (the FUSE and docs modules' too)
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
+	cd tests/fuse && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 	cd tests/docs && $(GO) vet . && $(GO) test -count=1 . && $(GO) run . -allow-broken '$(DOCS_ALLOW_BROKEN)'
 
 test-fsnotify: ## the root package's tests through fsnotify's backend, as on macOS, BSD and Windows
@@ -39,10 +40,10 @@ test-wine: ## the root package's tests as a Windows binary, under Wine
 demo: ## put keepwatch and koanf's stock provider through the same ConfigMap updates
 	$(GO) run ./cmd/demo
 
-soak: ## random convergence sequences for $(SOAK) (make soak SOAK=1h), and 10,000 providers; full log in soak.out
-	$(GO) test -v -count=1 -timeout 0 -run '^(TestConvergence|TestManyProvidersShareOneInotifyInstance)$$' . \
-		-args -convergence.soak=$(SOAK) -convergence.parallel=8 -hub.files=10000 2>&1 \
-		| tee soak.out | grep --line-buffered -E '^(soak:|---|FAIL|ok|PASS)|convergence: [0-9]+ sequences|seed [0-9]+:' | grep -v -- '--- PASS: TestConvergence/'
+soak: ## random convergence sequences for $(SOAK) (make soak SOAK=1h), 10,000 providers, 1,000 back-to-back identical writes; full log in soak.out
+	$(GO) test -v -count=1 -timeout 0 -run '^(TestConvergence|TestManyProvidersShareOneInotifyInstance|TestBackToBackIdenticalWritesLoop)$$' . \
+		-args -convergence.soak=$(SOAK) -convergence.parallel=8 -hub.files=10000 -backtoback.pairs=1000 2>&1 \
+		| tee soak.out | grep --line-buffered -E '^(soak:|---|FAIL|ok|PASS)|convergence: [0-9]+ sequences|seed [0-9]+:|back-to-back pairs' | grep -v -- '--- PASS: TestConvergence/'
 
 FUZZTIME    ?= 30s
 # package:target

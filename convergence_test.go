@@ -4,9 +4,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -21,7 +23,9 @@ import (
 
 // The promise, checked against sequences nobody thought of: after the
 // filesystem settles, the callback has seen the content on disk, whatever
-// happened on the way.
+// happened on the way; and on the way, every content it got is one that
+// some writer finished, never the empty file between two writers nor a
+// part of one.
 //
 // Each sequence watches one path and runs 5 to 50 random operations on it,
 // with random pauses. `make test` runs a fixed sample (the same seeds every
@@ -131,6 +135,7 @@ type world struct {
 	path string // root/vol/config.yaml
 	gen  int
 	log  []string
+	done *finished // every content a writer finished: what may be delivered
 }
 
 func (w *world) other() string { return filepath.Join(w.root, "other") }
@@ -209,12 +214,35 @@ var changes = []change{
 		}
 		return w.inPlace(string(b), false)
 	}},
+	// Writers that follow each other with no gap, or overlap: one writer's
+	// close is no sign that the file is whole, the next may have truncated
+	// it already.
+	{"back-to-back identical os.WriteFile", func(w *world) error {
+		b, err := os.ReadFile(w.path)
+		if err != nil {
+			return ignoreMissing(err)
+		}
+		return w.writeFiles(string(b), string(b))
+	}},
+	{"back-to-back different os.WriteFile", func(w *world) error { return w.writeFiles(w.next(), w.next()) }},
+	{"cp, then os.WriteFile", func(w *world) error {
+		data := w.next()
+		if err := w.cp(data); err != nil {
+			return err
+		}
+		if w.rng.IntN(2) == 0 {
+			return w.writeFiles(data, data) // the same bytes again, twice
+		}
+		return w.writeFiles(w.next())
+	}},
+	{"a writer that keeps the file open a while", func(w *world) error { return w.holdOpen() }},
 }
 
 // kubelet updates the volume at vol as kubelet would, first making vol a
 // kubelet volume if it is not one.
 func (w *world) kubelet(removeThenCreate bool) error {
 	payload := map[string]string{"config.yaml": w.next(), "other.yaml": "other\n"}
+	w.done.add(payload["config.yaml"])
 	if _, err := os.Lstat(filepath.Join(w.vol, "..data")); err != nil {
 		if err := os.RemoveAll(w.vol); err != nil {
 			return err
@@ -244,6 +272,7 @@ func (w *world) renameOver(path, data string) error {
 	if err := os.WriteFile(tmp, []byte(data), 0o644); err != nil {
 		return err
 	}
+	w.done.add(data)
 	return os.Rename(tmp, path)
 }
 
@@ -257,10 +286,17 @@ func (w *world) inPlace(data string, appending bool) error {
 	if err := os.MkdirAll(w.vol, 0o755); err != nil {
 		return err
 	}
+	var before []byte
+	if appending {
+		before, _ = os.ReadFile(w.path) // nothing else writes meanwhile
+	}
 	f, err := os.OpenFile(w.path, flags, 0o644)
 	if err != nil {
 		return err
 	}
+	// What the file holds when this writer is done, known before it writes
+	// its last byte, for a watch may read it before Close returns.
+	w.done.add(string(before) + data)
 	pieces := 1 + w.rng.IntN(3)
 	step := len(data)/pieces + 1
 	for i := 0; i < len(data); i += step {
@@ -269,9 +305,114 @@ func (w *world) inPlace(data string, appending bool) error {
 			return err
 		}
 		if i+step < len(data) {
+			paused := time.Now()
 			time.Sleep(time.Duration(w.rng.IntN(3)) * time.Millisecond)
+			if time.Since(paused) >= midWritePause {
+				// Held up (by the machine's load) past what a writer may
+				// pause mid-write holding the file open before its part
+				// may be read: the documented exception.
+				w.done.add(string(before) + data[:i+step])
+			}
 		}
 	}
+	return f.Close()
+}
+
+// midWritePause is how long a writer holding the file open may pause in
+// the middle of writing it before what it wrote so far may be delivered:
+// the documented exception (such a writer is read half done, then
+// delivered whole at its close). Below the quiet window after which a
+// writer that keeps the file open is read, so that a part is never taken
+// for a finished content too soon.
+const midWritePause = 5 * time.Millisecond
+
+// writeFiles writes each of datas with os.WriteFile, one right after the
+// other.
+func (w *world) writeFiles(datas ...string) error {
+	if err := os.MkdirAll(w.vol, 0o755); err != nil {
+		return err
+	}
+	for _, data := range datas {
+		w.done.add(data)
+		if err := os.WriteFile(w.path, []byte(data), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cp copies a file holding data over the path, in place, with cp(1) where
+// there is one.
+func (w *world) cp(data string) error {
+	if err := os.MkdirAll(w.vol, 0o755); err != nil {
+		return err
+	}
+	src := filepath.Join(w.root, "staged")
+	if err := os.WriteFile(src, []byte(data), 0o644); err != nil {
+		return err
+	}
+	w.done.add(data)
+	if _, err := exec.LookPath("cp"); err != nil {
+		return copyInPlace(src, w.path)
+	}
+	if out, err := exec.Command("cp", src, w.path).CombinedOutput(); err != nil {
+		return fmt.Errorf("cp: %w: %s", err, out)
+	}
+	return nil
+}
+
+// copyInPlace is what cp does: open with O_TRUNC, write, close.
+func copyInPlace(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// holdOpen writes the file in place and keeps it open for up to 150 ms,
+// as long-lived writers and tests do; meanwhile another writer may write
+// it too, or this one write it again through its handle, before it closes.
+func (w *world) holdOpen() error {
+	if err := os.MkdirAll(w.vol, 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(w.path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	data := w.next()
+	w.done.add(data)
+	if _, err := f.WriteString(data); err != nil {
+		return err
+	}
+	time.Sleep(time.Duration(w.rng.IntN(150)) * time.Millisecond)
+	switch w.rng.IntN(3) {
+	case 0: // another writer, while this one holds the file
+		if err := w.writeFiles(w.next()); err != nil {
+			return err
+		}
+	case 1: // again through the same handle
+		data := w.next()
+		w.done.add(data)
+		if err := f.Truncate(0); err != nil {
+			return err
+		}
+		if _, err := f.WriteAt([]byte(data), 0); err != nil {
+			return err
+		}
+	}
+	time.Sleep(time.Duration(w.rng.IntN(30)) * time.Millisecond)
 	return f.Close()
 }
 
@@ -279,6 +420,7 @@ func (w *world) create(path, data string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
+	w.done.add(data) // as it is written: a writer may be read before its close returns
 	return os.WriteFile(path, []byte(data), 0o644)
 }
 
@@ -301,7 +443,7 @@ func ignoreMissing(err error) error {
 func runSequence(t *testing.T, seed uint64) int {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	root := t.TempDir()
-	w := &world{t: t, rng: rng, root: root, vol: filepath.Join(root, "vol"), path: filepath.Join(root, "vol", "config.yaml")}
+	w := &world{t: t, rng: rng, root: root, vol: filepath.Join(root, "vol"), path: filepath.Join(root, "vol", "config.yaml"), done: newFinished()}
 	require.NoError(t, os.MkdirAll(w.other(), 0o755))
 	require.NoError(t, w.create(w.path, w.next()))
 
@@ -338,6 +480,11 @@ func runSequence(t *testing.T, seed uint64) int {
 	time.Sleep(3 * defaultQuietWindow)
 	if err := converged(w.path, string(base), r); err != nil {
 		t.Errorf("seed %d: diverged after settling: %v\nops: %s\ncalls: %s", seed, err, strings.Join(w.log, ", "), r)
+	}
+	// On the way too: every delivery is a content some writer finished.
+	if i, data, ok := w.done.unfinished(r); ok {
+		t.Errorf("seed %d: call %d delivered %s, which no writer finished\nops: %s\ncalls: %s",
+			seed, i, w.done.describe(data), strings.Join(w.log, ", "), trimmedCalls(r))
 	}
 	// The baseline counts: delivering what ReadBytes returned is a repeat.
 	if i, data, ok := r.repeat(string(base)); ok {
@@ -397,4 +544,92 @@ func waitUntil(d time.Duration, cond func() bool) bool {
 		time.Sleep(5 * time.Millisecond)
 	}
 	return true
+}
+
+// finished is every content some writer wrote whole: what a callback may
+// deliver.
+type finished struct {
+	mu sync.Mutex
+	m  map[string]bool
+}
+
+func newFinished(contents ...string) *finished {
+	f := &finished{m: map[string]bool{}}
+	for _, c := range contents {
+		f.add(c)
+	}
+	return f
+}
+
+func (f *finished) add(content string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.m[content] = true
+}
+
+func (f *finished) has(content string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.m[content]
+}
+
+// unfinished returns the first delivery that is no content a writer
+// finished.
+func (f *finished) unfinished(r *recorder) (int, string, bool) {
+	for i, c := range r.calls() {
+		if c.err == nil && !f.has(c.data) {
+			return i, c.data, true
+		}
+	}
+	return 0, "", false
+}
+
+// check fails the test if a delivery is no content a writer finished.
+func (f *finished) check(t testing.TB, r *recorder) {
+	t.Helper()
+	if i, data, ok := f.unfinished(r); ok {
+		t.Errorf("call %d delivered %s, which no writer finished; calls: %s", i, f.describe(data), trimmedCalls(r))
+	}
+}
+
+// trimmedCalls lists the calls as recorder.String does, with each content
+// cut before its padding, and only the first and the last of many.
+func trimmedCalls(r *recorder) string {
+	const first, last = 20, 40
+	var out []string
+	cs := r.calls()
+	prefix := "["
+	if len(cs) > first+last {
+		prefix = fmt.Sprintf("%d calls: [", len(cs))
+	}
+	for i, c := range cs {
+		if i == first && len(cs) > first+last {
+			out = append(out, "...")
+		}
+		if i >= first && i < len(cs)-last {
+			continue
+		}
+		if c.err != nil {
+			out = append(out, "err("+c.err.Error()+")")
+		} else {
+			out = append(out, fmt.Sprintf("%s %q", c.op, trim(c.data)))
+		}
+	}
+	return prefix + strings.Join(out, ", ") + "]"
+}
+
+// describe names a delivered content in a failure: the empty file, a part
+// of a finished content, or another content cut before its padding.
+func (f *finished) describe(data string) string {
+	if data == "" {
+		return "an empty file"
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for whole := range f.m {
+		if len(data) < len(whole) && strings.HasPrefix(whole, data) {
+			return fmt.Sprintf("a part, %d of %d bytes, of %q", len(data), len(whole), trim(whole))
+		}
+	}
+	return fmt.Sprintf("%q", trim(data))
 }

@@ -1,0 +1,399 @@
+package file
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/knadh/koanf/parsers/yaml"
+	stock "github.com/knadh/koanf/providers/file"
+	"github.com/knadh/koanf/v2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Writers as the tools people use make them, one right after another with
+// no gap, or keeping the file open after they wrote it. Each writer's close
+// says that writer is done, not that the file is whole: the next one may
+// already have truncated it. Whatever the order in which their events
+// arrive, the callback gets only contents some writer finished, and none
+// at all for the same bytes written again.
+
+var backToBackPairs = flag.Int("backtoback.pairs", 50, "pairs of back-to-back identical writes in TestBackToBackIdenticalWritesLoop (make soak: 1000)")
+
+// tool is one way of writing a file in place, as a program would.
+type tool struct {
+	name  string
+	write func(t *testing.T, path, data string)
+}
+
+// cp copies a file holding data over path, in place: open with O_TRUNC,
+// write, close, as cp(1) does.
+func cp(t *testing.T, path, data string) {
+	t.Helper()
+	src := filepath.Join(t.TempDir(), "staged")
+	write(t, src, data)
+	run(t, "cp", src, path)
+}
+
+// shellRedirect writes data with a shell's `printf ... > path`.
+func shellRedirect(t *testing.T, path, data string) {
+	t.Helper()
+	run(t, "sh", "-c", `printf '%s' "$1" > "$2"`, "sh", data, path)
+}
+
+func run(t *testing.T, name string, args ...string) {
+	t.Helper()
+	if _, err := exec.LookPath(name); err != nil {
+		t.Skipf("no %s here: %v", name, err)
+	}
+	out, err := exec.Command(name, args...).CombinedOutput()
+	require.NoError(t, err, "%s %s: %s", name, strings.Join(args, " "), out)
+}
+
+var (
+	writeFile = tool{"os.WriteFile", func(t *testing.T, path, data string) { write(t, path, data) }}
+	copyOver  = tool{"cp", cp}
+	redirect  = tool{"a shell redirect", shellRedirect}
+)
+
+// noChangeDelivered checks that what was done to path, the same bytes
+// written again, fired nothing: a sentinel change made after it is the
+// first call.
+func noChangeDelivered(t *testing.T, r *recorder, path, what string) {
+	t.Helper()
+	n := len(r.calls())
+	sentinel(t, r, path)
+	t.Logf("%s: %d callbacks", what, n)
+	if n > 0 {
+		t.Errorf("%s fired the callback %d times, with no change; calls: %s", what, n, trimmedCalls(r))
+	}
+	assert.Equal(t, []string{"sentinel\n"}, r.contents()[n:], "the sentinel, once")
+}
+
+// sequences of in-place writers, each right after the one before.
+var backToBack = []struct {
+	name    string
+	writers []tool
+}{
+	{"os.WriteFile twice", []tool{writeFile, writeFile}},
+	{"cp, then os.WriteFile twice", []tool{copyOver, writeFile, writeFile}},
+	{"a shell redirect twice", []tool{redirect, redirect}},
+	{"a shell redirect, then os.WriteFile", []tool{redirect, writeFile}},
+}
+
+// The same bytes written again, by any sequence of in-place writers with no
+// gap between them, fire nothing: not the empty file that one writer's
+// truncation showed while the previous one's close was being processed,
+// and not the content again after it.
+func TestBackToBackWritersOfTheSameBytesFireNothing(t *testing.T) {
+	const rounds = 20
+	for _, seq := range backToBack {
+		t.Run(seq.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "config.yaml")
+			const data = "v: 0\n"
+			write(t, path, data)
+			_, r := watchedByEvents(t, path)
+			for range rounds {
+				for _, w := range seq.writers {
+					w.write(t, path, data)
+				}
+				time.Sleep(time.Millisecond) // the next round is a new burst
+			}
+			noChangeDelivered(t, r, path, fmt.Sprintf("%d rounds of %s", rounds, seq.name))
+		})
+	}
+}
+
+// Back-to-back pairs of identical os.WriteFile calls, a round apart, fire
+// the callback 0 times: `make test` runs 50 pairs, `make soak` 1,000
+// (-backtoback.pairs).
+func TestBackToBackIdenticalWritesLoop(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	const data = "v: 0\n"
+	write(t, path, data)
+	_, r := watchedByEvents(t, path)
+	for range *backToBackPairs {
+		write(t, path, data)
+		write(t, path, data)
+		time.Sleep(time.Millisecond)
+	}
+	noChangeDelivered(t, r, path, fmt.Sprintf("%d back-to-back pairs of identical writes", *backToBackPairs))
+}
+
+// Different bytes, written back to back: every content the callback gets is
+// one that some writer finished (never the empty file, never a part), and
+// the last is what the file holds.
+func TestBackToBackWritersOfDifferentBytesDeliverOnlyFinishedContents(t *testing.T) {
+	const rounds = 15
+	for _, seq := range backToBack {
+		t.Run(seq.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "config.yaml")
+			done := newFinished("v: 0\n")
+			write(t, path, "v: 0\n")
+			_, r := watchedByEvents(t, path)
+			var last string
+			for i := range rounds {
+				for j, w := range seq.writers {
+					last = fmt.Sprintf("round: %d\nwriter: %d\npad: %s\n", i, j, strings.Repeat("x", 4000))
+					w.write(t, path, last)
+					done.add(last)
+				}
+				time.Sleep(time.Millisecond)
+			}
+			r.waitContent(t, last)
+			t.Logf("%d rounds of %s: %d callbacks", rounds, seq.name, len(r.calls()))
+			done.check(t, r)
+			assert.Empty(t, r.errs())
+		})
+	}
+}
+
+// Found writing these tests: a file renamed over the path, and an in-place
+// writer right after it, which pauses a millisecond mid-write. The rename's
+// event says a whole file is there; by the time it is read, the next
+// writer may have truncated it and written half. That half is no content
+// any writer finished.
+func TestAWriterRightAfterARenameOverIsNotReadHalfDone(t *testing.T) {
+	const rounds = 20
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	write(t, path, "v: 0\n")
+	done := newFinished("v: 0\n")
+	_, r := watchedByEvents(t, path)
+	var last string
+	for i := range rounds {
+		renamed := fmt.Sprintf("round: %d\nby: rename\npad: %s\n", i, strings.Repeat("x", 1000))
+		done.add(renamed)
+		replace(t, path, renamed)
+		last = fmt.Sprintf("round: %d\nby: in place\npad: %s\n", i, strings.Repeat("y", 1000))
+		writeInTwo(t, path, last, time.Millisecond, done)
+		time.Sleep(5 * time.Millisecond)
+	}
+	r.waitContent(t, last)
+	t.Logf("%d rounds: %d callbacks", rounds, len(r.calls()))
+	done.check(t, r)
+	assert.Empty(t, r.errs())
+}
+
+// writeInTwo writes data to path in place in two halves, pausing between
+// them, and adds it to done. If the pause ran past midWritePause (the
+// machine was busy), the half is one a watch may read, the documented
+// exception, and is added too.
+func writeInTwo(t *testing.T, path, data string, pause time.Duration, done *finished) {
+	t.Helper()
+	fd, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	require.NoError(t, err)
+	defer fd.Close()
+	done.add(data)
+	_, err = fd.WriteString(data[:len(data)/2])
+	require.NoError(t, err)
+	paused := time.Now()
+	time.Sleep(pause)
+	if time.Since(paused) >= midWritePause {
+		done.add(data[:len(data)/2])
+	}
+	_, err = fd.WriteString(data[len(data)/2:])
+	require.NoError(t, err)
+	require.NoError(t, fd.Close())
+}
+
+// siemens/wfx's TestReload, as it is: the config file is written in place
+// and kept open (an *os.File the test holds until its end), and the test
+// polls for 5 s for the new setting to take effect. The stock provider
+// reads at every write event and passes in about 10 ms; keepwatch reads a
+// writer that keeps the file open once it has gone a short quiet window
+// without writing, so it passes too.
+func TestAReloadTestThatKeepsTheFileOpenPasses(t *testing.T) {
+	providers := []struct {
+		name string
+		new  func(t *testing.T, path string) koanfWatcher
+	}{
+		{"koanf's stock provider", func(t *testing.T, path string) koanfWatcher {
+			return stock.Provider(path)
+		}},
+		{"keepwatch", func(t *testing.T, path string) koanfWatcher {
+			f := Provider(path, WithLogger(testLogger(t)))
+			t.Cleanup(func() { shutdown(t, f) })
+			return f
+		}},
+	}
+	for _, p := range providers {
+		t.Run(p.name, func(t *testing.T) {
+			// As wfx: a temporary file written through a handle kept open.
+			cfgFile, err := os.Create(filepath.Join(t.TempDir(), "config.yaml"))
+			require.NoError(t, err)
+			defer cfgFile.Close()
+			_, err = cfgFile.Write([]byte("log-level: trace"))
+			require.NoError(t, err)
+
+			k := koanf.New(".")
+			fp := p.new(t, cfgFile.Name())
+			require.NoError(t, k.Load(fp, yaml.Parser()))
+			require.Equal(t, "trace", k.String("log-level"))
+			require.NoError(t, fp.Watch(func(_ any, err error) {
+				if err == nil {
+					_ = k.Load(fp, yaml.Parser())
+				}
+			}))
+			defer fp.Unwatch()
+
+			// Modify the config file, in place, and keep it open.
+			_, err = cfgFile.Seek(0, 0)
+			require.NoError(t, err)
+			_, err = cfgFile.Write([]byte("log-level: error"))
+			require.NoError(t, err)
+			start := time.Now()
+
+			for range 500 {
+				if k.String("log-level") == "error" {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			require.Equal(t, "error", k.String("log-level"),
+				"not reloaded within wfx's 5 s while the writer keeps the file open")
+			t.Logf("%s: reloaded %v after the write, the file still open", p.name, time.Since(start).Round(time.Millisecond))
+		})
+	}
+}
+
+// koanfWatcher is what wfx uses of a file provider.
+type koanfWatcher interface {
+	ReadBytes() ([]byte, error)
+	Read() (map[string]any, error)
+	Watch(cb func(event any, err error)) error
+	Unwatch() error
+}
+
+// heldOpenDeadline is how long a test keeps a writer's file open waiting for the
+// delivery that must come while it is: wfx's 5 s, far beyond the quiet
+// window a writer that keeps the file open is read after.
+const heldOpenDeadline = 5 * time.Second
+
+// waitContentWhileOpen waits, for as long as a test keeps a writer's file
+// open, until the last call delivered want.
+func waitContentWhileOpen(t *testing.T, r *recorder, want string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		c, ok := r.last()
+		return ok && c.err == nil && c.data == want
+	}, heldOpenDeadline, tick, "%q not delivered in %v while its writer kept the file open (the stock provider reads at once); calls: %s",
+		want, heldOpenDeadline, r)
+}
+
+// A writer that keeps the file open after writing, as long-lived writers
+// and tests do, is read once it has gone a short quiet window without
+// writing, while it still holds the file; a later write through the same
+// handle is read the same way; and its close reads the file again only if
+// the content changed then.
+func TestAWriterThatKeepsTheFileOpenIsReadWhileItHoldsIt(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	write(t, path, "v1\n")
+	_, r := watchedByEvents(t, path)
+
+	fd, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	require.NoError(t, err)
+	defer fd.Close()
+	rewrite := func(data string) time.Time {
+		t.Helper()
+		require.NoError(t, fd.Truncate(0))
+		_, err := fd.WriteAt([]byte(data), 0)
+		require.NoError(t, err)
+		return time.Now()
+	}
+
+	at := rewrite("v2\n")
+	waitContentWhileOpen(t, r, "v2\n")
+	r.logDelay(t, "a write, its writer keeping the file open", at)
+
+	at = rewrite("v3: longer\n")
+	waitContentWhileOpen(t, r, "v3: longer\n")
+	r.logDelay(t, "a second write through the same open handle", at)
+
+	// Its close, with nothing new, reads nothing new.
+	require.NoError(t, fd.Close())
+	sentinel(t, r, path)
+	assert.Equal(t, []string{"v2\n", "v3: longer\n", "sentinel\n"}, r.contents())
+
+	// A write that the writer closes right after is read at its close.
+	fd, err = os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	require.NoError(t, err)
+	_, err = fd.WriteString("v4\n")
+	require.NoError(t, err)
+	_, err = fd.WriteString("v4: at the close\n")
+	require.NoError(t, err)
+	require.NoError(t, fd.Close())
+	closed := time.Now()
+	r.waitContent(t, "v4\nv4: at the close\n")
+	r.logDelay(t, "a write closed at once", closed)
+	assert.Empty(t, r.errs())
+}
+
+// A writer that keeps the file open, writes, and writes again just before
+// it closes: the first content is read while it holds the file, the last
+// at its close.
+func TestAWriterThatKeepsTheFileOpenIsReadAgainAtItsClose(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	write(t, path, "v1\n")
+	_, r := watchedByEvents(t, path)
+
+	fd, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	require.NoError(t, err)
+	defer fd.Close()
+	_, err = fd.WriteString("v2\n")
+	require.NoError(t, err)
+	waitContentWhileOpen(t, r, "v2\n")
+
+	_, err = fd.WriteString("v3\n") // appended: the file holds v2 v3
+	require.NoError(t, err)
+	require.NoError(t, fd.Close())
+	closed := time.Now()
+	r.waitContent(t, "v2\nv3\n")
+	r.logDelay(t, "the change made just before the close", closed)
+	assert.Equal(t, []string{"v2\n", "v2\nv3\n"}, r.contents())
+}
+
+// An empty file held open is never delivered: a slow producer behind a
+// shell redirect truncates the file at once and writes it when it is
+// ready, however long past the quiet window that is.
+func TestAnEmptyFileHeldOpenIsNeverDelivered(t *testing.T) {
+	needCaps(t, caps{closes: true}, "a writer close")
+	const startup = 3 * defaultQuietWindow // far beyond a writer's quiet window
+	full := strings.Repeat("key: value\n", 200)
+	cases := []struct {
+		name  string
+		write func(t *testing.T, path string)
+	}{
+		{"a handle truncated, written later", func(t *testing.T, path string) {
+			fd, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+			require.NoError(t, err)
+			defer fd.Close()
+			time.Sleep(startup)
+			_, err = fd.WriteString(full)
+			require.NoError(t, err)
+			require.NoError(t, fd.Close())
+		}},
+		{"sh -c 'slow-producer > config.yaml'", func(t *testing.T, path string) {
+			script := fmt.Sprintf(`exec > "$1"; sleep %.3f; printf '%%s' "$2"`, startup.Seconds())
+			run(t, "sh", "-c", script, "sh", path, full)
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "config.yaml")
+			write(t, path, "v1\n")
+			_, r := watchedByEvents(t, path)
+			c.write(t, path)
+			closed := time.Now()
+			r.waitContent(t, full)
+			r.logDelay(t, c.name+", from its close", closed)
+			assert.Equal(t, []string{full}, r.contents(), "never the empty file")
+			assert.Empty(t, r.errs())
+		})
+	}
+}
