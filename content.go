@@ -11,6 +11,7 @@ type content struct {
 	data  []byte            // the file's content; nil for a set
 	files []member          // the set's files, in the order they merge; nil for a file
 	gen   string            // the kubelet payload it was read from, "" if none
+	vol   string            // the kubelet volume it was read through, the directory holding ..data; "" if none
 	sum   [sha256.Size]byte // of all of it
 	sig   signature         // the stat it was read at, for the cheap re-check
 	info  fs.FileInfo       // a file's fstat

@@ -88,6 +88,7 @@ func (c *core) watch(ctx context.Context, cb func(event any, err error)) error {
 		return err
 	}
 	first := launchSession(c.t, w, ReasonStart)
+	c.takeBaseline(w, first.read)
 	go w.run(first)
 	return nil
 }

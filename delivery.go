@@ -252,12 +252,14 @@ func (w *watch) checkSubPath() {
 // session records nothing over its successor's.
 
 // takeBaseline makes r the baseline if nobody read the file before Watch:
-// then the content the watch finds first is what the application is taken
-// to have. It reports whether r was content, and so is not delivered.
+// then what Watch found is what the application is taken to have. Watch
+// takes its first read so; a read that failed for a reason of the process
+// leaves it to the next. It reports whether r was content, and so is not
+// delivered.
 func (c *core) takeBaseline(w *watch, r reading) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.seen.state != seenNothing || w.stopped() {
+	if c.seen.state != seenNothing || w.stopped() || processError(r.err) {
 		return false
 	}
 	c.seen = markOf(r)

@@ -46,17 +46,25 @@
 // fires for the final content, and the content on disk after things settle
 // is always the content the callback saw last.
 //
-// Atomic updates (rename, symlink swap) are read as soon as their event
-// arrives. An in-place write is read when its writer closes the file, never
-// while the writer still has it open, so the reload does not see a
-// half-written file, nor the empty one a shell redirect leaves before the
-// producer writes; so is a file removed and created again in its place.
-// Where the kernel does not report the close (off Linux,
-// when polling), the file is read once it has gone a quiet window
-// ([WithQuietWindow]) without a write. On Linux, every directory the path
-// goes through is watched, and the file itself: a plain ancestor renamed or
-// exchanged, a write through a hard link or to the source of a bind mount,
-// a mount over the path, all arrive in milliseconds.
+// Nothing half-written is delivered. Atomic updates (rename, symlink swap)
+// are read as soon as their event arrives. An in-place write is read when
+// its writer closes the file, so the reload does not see a half-written
+// file, nor the empty one a shell redirect leaves before the producer
+// writes; so is a file removed and created again in its place. A close
+// says that a writer is done, not that the file is whole: what is read is
+// handed on only if no other writer had begun by then (two os.WriteFile
+// calls in a row), and then that writer's close reads. A writer that keeps
+// the file open after writing, as tests and long-lived writers do, is read
+// once it has gone 25 ms without a write, and again at its close if that
+// changed anything: one that pauses mid-write longer than that, holding
+// the file open, is read half done there, and delivered whole at its close
+// (koanf's stock provider reads at every write). Where the kernel does not
+// report the close (off Linux, when polling), the file is read once it has
+// gone a quiet window ([WithQuietWindow]) without a write. On Linux, every
+// directory the path goes through is watched, and the file itself: a plain
+// ancestor renamed or exchanged, a write through a hard link or to the
+// source of a bind mount, a mount over the path, all arrive in
+// milliseconds.
 //
 // # What never stops it
 //
@@ -66,8 +74,12 @@
 // from the nearest existing directory and delivered as soon as it is back,
 // and a broken watch is re-armed after a short, capped, jittered backoff,
 // with a full re-read so that an update made while it was down is not lost.
-// A periodic re-check ([WithRecheckInterval]) is the safety net for missed
-// events and for filesystems that deliver none. Only [File.Unwatch],
+// A read that fails for a reason of the process, not of the file (too many
+// open files, no memory), is reported once as what it is and retried with
+// the same backoff until it reads. A directory on the path that the process
+// may not enter is watched from the directory above, and the file read as
+// soon as it can be reached. A periodic re-check ([WithRecheckInterval]) is
+// the safety net for missed events. Only [File.Unwatch],
 // [File.Shutdown] or the context given to [File.WatchWithContext] ends a
 // watch.
 //
@@ -96,9 +108,10 @@
 // All providers in a process share one inotify instance, read directly on
 // Linux (fsnotify elsewhere), with each kernel watch counted by the inode
 // it watches and events dispatched only to the providers whose path they
-// name. When inotify cannot be had, or the
-// file is on a filesystem that reports no remote changes (NFS, SMB, FUSE),
-// a provider polls at its re-check interval and says so ([ErrPolling]).
+// name. When inotify cannot be had (a sandbox refuses it, the kernel's
+// limits are reached), or the file is on a filesystem that reports no
+// changes made elsewhere (NFS, SMB, FUSE), a provider polls it every 2 s,
+// a stat each time, and says so ([ErrPolling]).
 //
 // # Operating
 //

@@ -19,8 +19,10 @@ import (
 
 // FuzzSessionEvents drives one watch with an arbitrary sequence of disk
 // changes, events (true, irrelevant or lying), faults and pauses, in virtual
-// time. Whatever the sequence, once it has settled the callback has seen the
-// file on disk, and never the same content twice in a row.
+// time. Whatever the sequence, every content the callback got is one a
+// writer finished (or what a writer that paused longer than the window had
+// written then), once it has settled the callback has seen the file on
+// disk, and it never got the same content twice in a row.
 func FuzzSessionEvents(f *testing.F) {
 	f.Add([]byte{0, 1, 5, 2, 9, 3, 1, 4, 0, 6})
 	f.Add([]byte{1, 0, 1, 0, 7, 200, 2, 3, 8, 1})
@@ -43,6 +45,11 @@ func FuzzSessionEvents(f *testing.F) {
 				WithRecheckInterval(time.Second), WithQuietWindow(50*time.Millisecond),
 				withBackoff(10*time.Millisecond, 100*time.Millisecond))
 			base, _ := f.ReadBytes()
+			finished := map[string]bool{string(base): true, "": true} // case 8 writes an empty file on purpose
+			pauseLimit := 50 * time.Millisecond                       // the quiet window
+			if closes {
+				pauseLimit = heldOpenWindow
+			}
 			r := newRecorder(f)
 			if err := f.Watch(r.cb); err != nil {
 				t.Fatal(err)
@@ -53,11 +60,21 @@ func FuzzSessionEvents(f *testing.F) {
 			for i := 0; i+1 < len(script); i += 2 {
 				code, arg := script[i], script[i+1]
 				content := fmt.Sprintf("v%d\n", arg%7) // repeats on purpose
+				finished[content] = true
 				n := fs.last()
 				notify := func(name string, o op) { send(n, name, o) }
 				kind := int(code % 10)
 				if code >= 240 {
 					kind = 10 + int(code%2)
+				}
+				// A write stamps the file with the time it is made, here
+				// the bubble's, so that what the watch makes of a file's
+				// age is what it would make of it in real time; a
+				// nanosecond per step keeps two writes apart, as the
+				// kernel's clock does.
+				stamp := func() {
+					now := time.Now().Add(time.Duration(i) * time.Nanosecond)
+					_ = os.Chtimes(path, now, now)
 				}
 				closed := func() {
 					if closes {
@@ -67,10 +84,12 @@ func FuzzSessionEvents(f *testing.F) {
 				switch kind {
 				case 0: // in-place write, reported
 					_ = os.WriteFile(path, []byte(content), 0o644)
+					stamp()
 					notify(path, opWrite)
 					closed()
 				case 1: // rename-over, reported
 					_ = replaceFile(path, content)
+					stamp()
 					notify(path, opCreate)
 					if closes {
 						notify(path, opAttrib) // the old file's link count
@@ -85,6 +104,7 @@ func FuzzSessionEvents(f *testing.F) {
 					notify(path, opRemove)
 				case 3: // a change nobody reports
 					_ = os.WriteFile(path, []byte(content), 0o644)
+					stamp()
 				case 4: // an event for another file
 					notify(filepath.Join(dir, "other"), opCreate)
 				case 5: // an event that lies: nothing changed
@@ -102,6 +122,7 @@ func FuzzSessionEvents(f *testing.F) {
 					}
 				case 8: // an empty file, reported
 					_ = os.WriteFile(path, nil, 0o644)
+					stamp()
 					notify(path, opWrite)
 					closed()
 				case 9: // time passes
@@ -109,6 +130,7 @@ func FuzzSessionEvents(f *testing.F) {
 				case 10: // removed, and created again by a writer
 					_ = os.Remove(path)
 					_ = os.WriteFile(path, []byte(content), 0o644)
+					stamp()
 					if closes {
 						notify(path, opAttrib)
 					}
@@ -123,10 +145,14 @@ func FuzzSessionEvents(f *testing.F) {
 				case 11: // a writer that pauses mid-write
 					if w, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC|os.O_CREATE, 0o644); err == nil {
 						_, _ = w.WriteString(content[:1])
+						stamp()
 						notify(path, opWrite)
-						time.Sleep(time.Duration(arg) * time.Millisecond)
+						pause := time.Duration(arg) * time.Millisecond
+						finished[content[:1]] = finished[content[:1]] || pause >= pauseLimit
+						time.Sleep(pause)
 						_, _ = w.WriteString(content[1:])
 						_ = w.Close()
+						stamp()
 						notify(path, opWrite)
 						closed()
 					}
@@ -136,6 +162,11 @@ func FuzzSessionEvents(f *testing.F) {
 			time.Sleep(10 * time.Second) // settle: re-checks run, backoffs end
 			synctest.Wait()
 
+			for i, c := range r.calls() {
+				if c.err == nil && !finished[c.data] {
+					t.Fatalf("call %d delivered %q, which no writer finished\ncalls: %s", i, c.data, r)
+				}
+			}
 			if err := converged(path, string(base), r); err != nil {
 				t.Fatalf("%v\ncalls: %s", err, r)
 			}

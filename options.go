@@ -80,12 +80,14 @@ func WithRecheckInterval(d time.Duration) Option {
 }
 
 // WithPolling makes the provider poll the file every d instead of using
-// filesystem events, for mounts that deliver none (NFS, SMB, FUSE). Each
+// filesystem events, for mounts keepwatch cannot tell deliver none. Each
 // poll costs one stat, and a read only if the stat changed. Without it the
-// provider uses events, and polls on its own, at the re-check interval,
-// only while events cannot be had (inotify instances or watches exhausted,
-// neither the file's directory nor the file itself may be watched) or for a
-// file on such a mount. Zero or less keeps events.
+// provider uses events, and polls on its own, every 2 s (or at the
+// re-check interval, if shorter), only while events cannot be had
+// (inotify refused by a sandbox or exhausted, neither the file's directory
+// nor the file itself may be watched) or for a file on a filesystem that
+// reports no changes made elsewhere (NFS, SMB, FUSE, 9p, Ceph...). Zero or
+// less keeps events.
 // Default: off.
 func WithPolling(d time.Duration) Option {
 	return func(o *options) { o.poll = max(d, 0) }
@@ -94,14 +96,21 @@ func WithPolling(d time.Duration) Option {
 // WithQuietWindow sets how long an in-place write (truncate, then write)
 // must be followed by no further write before the file is read, where the
 // kernel does not report a writer closing the file: off Linux, when
-// polling, and for a change the periodic re-check found. On Linux, an
-// in-place write is read as soon as its writer closes the file, however
-// long the window, and never while the writer has it open, for up to 10 s
-// (or ten windows, if longer): a writer that keeps the file open longer is
-// read then, and again when it closes. A [FileSet] outside a kubelet
-// volume is read once it has gone a window without a change. Atomic
-// updates (rename, symlink swap) are read at once either way. Zero turns
-// all waiting off: every write is read at once, done or not.
+// polling, and for a change the periodic re-check found. It is also how
+// long a missing or empty file is doubted before it is reported or
+// delivered, and how long a [FileSet] outside a kubelet volume must go
+// without a change before it is read.
+//
+// On Linux an in-place write is read as soon as its writer closes the
+// file, however long the window. A writer that keeps the file open after
+// writing is read once it has gone 25 ms (or the window, if shorter)
+// without a write, and again at its close if that changed anything; an
+// empty file it holds open is not delivered before its close (or 10 s). So
+// a writer that pauses mid-write for longer than that, holding the file
+// open, is read half done, then delivered whole at its close, where
+// koanf's stock provider reads at every write. Atomic updates (rename,
+// symlink swap) are read at once either way. Zero turns all waiting off:
+// every write is read at once, done or not.
 // Default: 100 ms.
 func WithQuietWindow(d time.Duration) Option {
 	return func(o *options) { o.quiet = max(d, 0) }

@@ -345,6 +345,9 @@ func (s *setSubject) readAt(p place, why Reason) reading {
 		return reading{why: why, err: err}
 	}
 	out := content{gen: p.gen}
+	if p.gen != "" {
+		out.vol = p.dir
+	}
 	if info, err := os.Stat(p.dir); err == nil {
 		out.sig = signOf(0, "", info)
 	}

@@ -61,6 +61,11 @@ const (
 	// doubtful: a read an event asked for. A missing or empty file is more
 	// likely the middle of an update than its end: it is doubted.
 	doubtful trust = iota
+	// unseen: a read an event asked for, of a file in a directory no watch
+	// covered until now: a writer there may be halfway, unseen. If it was
+	// written lately (see session.writtenLately), it is read again once a
+	// window has passed without a write.
+	unseen
 	// believed: a wait is over; what is read is what the file is.
 	believed
 	// closedByWriter: the writer closed the file; what is read is what it
@@ -69,6 +74,10 @@ const (
 	// heldOpen: the writer went quiet but still holds the file open; what
 	// it wrote so far is read, but an empty file waits on for its close.
 	heldOpen
+	// capped: writes went on without pause for as long as a read may be
+	// put off: what is read is what the file is, however far its writers
+	// are.
+	capped
 )
 
 // settle is a session's wait for the file to settle. Its state changes only
@@ -199,7 +208,10 @@ func (q *settle) C() <-chan time.Time {
 // kept, for emptyWhileOpen.
 func (q *settle) fired() (Reason, trust) {
 	t := believed
-	if q.state == writing {
+	switch {
+	case q.state == awaitingClose, q.blocksReads() && time.Since(q.start) >= maxWaitFactor*q.pause():
+		t = capped
+	case q.state == writing:
 		t = heldOpen
 	}
 	q.state, q.timer = settled, nil

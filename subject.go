@@ -135,6 +135,9 @@ func (f *fileSubject) read(why Reason) reading {
 		c.sig = signOf(0, "", c.info)
 		if kubeletGeneration(dir) == before {
 			c.gen = before
+			if before != "" {
+				c.vol = dir
+			}
 			break
 		}
 	}

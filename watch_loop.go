@@ -65,13 +65,16 @@ type session struct {
 	sig     signature        // the stat of the last read believed; zero if it failed
 	info    fs.FileInfo      // the file of the last read believed; nil for a set, or if it failed
 
-	writes     int    // in-place writes seen, counted to tell whether a writer began
-	retry      retry  // the retry of a read that failed for a reason of the process
-	lookAgain  bool   // a relevant event asks to resolve and read again
-	readNow    bool   // the writer closed the file: read it, and believe what is read
-	rewatchAll bool   // events were lost: re-add every watch too
-	dirsDirty  bool   // watched changed since the sink was last told
-	settle     settle // the wait for the file to settle, if any
+	writes      int       // in-place writes seen, counted to tell whether a writer began
+	watchesGone int       // directory watches the kernel dropped, counted to tell whether a read came through one
+	heldBack    time.Time // since when reads have been left to later writers; zero if the last was believed
+	retry       retry     // the retry of a read that failed for a reason of the process
+	lookAgain   bool      // a relevant event asks to resolve and read again
+	lookUnseen  bool      // and what is read may have been written where no watch saw it
+	readNow     bool      // the writer closed the file: read it, and believe what is read
+	rewatchAll  bool      // events were lost: re-add every watch too
+	dirsDirty   bool      // watched changed since the sink was last told
+	settle      settle    // the wait for the file to settle, if any
 
 	remoteFS  string      // the file's filesystem delivers no events for remote changes
 	tryEvents *time.Timer // ends a poll session that stands in for events
@@ -157,7 +160,11 @@ func (s *session) watchedDirs() []string {
 // session fails or ctx is done; it returns nil only in the latter case.
 func (s *session) run(ctx context.Context, first reading, look <-chan struct{}) error {
 	s.out.started(s.kind, s.remoteFS)
-	s.offer(first, doubtful)
+	t := doubtful
+	if first.why == ReasonRestart {
+		t = unseen // while the watch was down, no event told of writers
+	}
+	s.offer(first, t)
 	return s.loop(ctx, look)
 }
 
@@ -182,6 +189,22 @@ func (s *session) loop(ctx context.Context, look <-chan struct{}) error {
 		retry = s.tryEvents.C
 	}
 	for {
+		// A read can ask for another (the chain moved while its watches
+		// were being added; events it took say a writer began or events
+		// were lost). Nothing else would wake the loop for it.
+		for s.lookAgain || s.readNow {
+			why, t := ReasonEvent, doubtful
+			switch {
+			case s.readNow:
+				why, t = ReasonWrite, closedByWriter
+			case s.lookUnseen:
+				t = unseen
+			}
+			s.lookAgain, s.readNow, s.lookUnseen = false, false, false
+			if err := s.refresh(why, t); err != nil {
+				return err
+			}
+		}
 		select {
 		case <-ctx.Done():
 			return nil
@@ -215,18 +238,6 @@ func (s *session) loop(ctx context.Context, look <-chan struct{}) error {
 				return nil // stopping: the request was for a watch that is over
 			}
 			if err := s.look(ReasonRequest, true); err != nil {
-				return err
-			}
-		}
-		// A refresh can itself ask for another: the chain moved while its
-		// watches were being added. Nothing else would wake the loop for it.
-		for s.lookAgain || s.readNow {
-			why, t := ReasonEvent, doubtful
-			if s.readNow {
-				why, t = ReasonWrite, closedByWriter
-			}
-			s.lookAgain, s.readNow = false, false
-			if err := s.refresh(why, t); err != nil {
 				return err
 			}
 		}
@@ -373,6 +384,7 @@ func (s *session) watchGone(name string) {
 		// A directory moved away takes the watches below it along:
 		// whatever takes its place, they watch the old tree.
 		s.rewatchAll = true
+		s.watchesGone++
 	}
 }
 
@@ -448,7 +460,8 @@ func (s *session) arrivalsTold() bool {
 // depends on. It keeps the path to the delivery short: when the chain moved
 // to a directory not watched yet (a kubelet update), it reads before adding
 // the watch, then checks that the file did not change in between: a change
-// after the Add comes as an event, one before it shows in the stat. Stale
+// after the Add comes as an event, one before it shows in the stat, and
+// is given a window, as a writer no watch saw may still be at it. Stale
 // watches are removed, and the chain checked for having moved meanwhile,
 // after the delivery too. After lost events it re-adds every watch, in case
 // one was dropped unseen.
@@ -461,6 +474,12 @@ func (s *session) refresh(why Reason, t trust) error {
 	s.rewatchAll = false
 	s.resolve()
 	unwatched := s.unwatched(all)
+	if t != capped && !s.watched[s.view.home] {
+		// Whatever an event or a wait said, it said nothing of writers in
+		// a directory no watch covered: a close may even have been the
+		// last file's, in a directory deleted since.
+		t = unseen
+	}
 	s.read(why, t)
 	if len(unwatched) > 0 {
 		added, err := s.watch(unwatched)
@@ -474,8 +493,16 @@ func (s *session) refresh(why Reason, t trust) error {
 			return err
 		}
 		if added > 0 {
-			if v := s.t.subj.resolve(s.n.Want); !v.same(&s.view) || s.changedSinceRead() {
-				s.lookAgain = true
+			switch v := s.t.subj.resolve(s.n.Want); {
+			case !v.same(&s.view):
+				// The chain moved while the watches were added: look again,
+				// at what no watch saw being written.
+				s.lookAgain, s.lookUnseen = true, true
+			case s.changedSinceRead():
+				// The file changed where no watch saw it: a writer may be
+				// at work there, unseen. Its writes from now on come as
+				// events; give it a window.
+				s.settle.guess(ReasonEvent)
 			}
 		}
 	}
@@ -696,7 +723,7 @@ func (s *session) tellWatching() {
 // read re-reads the file and offers what it finds, unless in-place writes
 // are under way and this read does not end the wait for them.
 func (s *session) read(why Reason, t trust) {
-	if s.settle.blocksReads() && (t == doubtful || t == closedByWriter) {
+	if s.settle.blocksReads() && (t == doubtful || t == unseen || t == closedByWriter) {
 		return // the wait's end, or the later writer's close, reads
 	}
 	s.offer(s.t.subj.read(why), t)
@@ -719,52 +746,92 @@ func (s *session) offer(r reading, t trust) {
 		return
 	}
 	s.retry.done()
-	doubted := s.t.subj.doubtful(r) && s.settle.window > 0
+	waits := s.settle.window > 0
+	doubted := s.t.subj.doubtful(r) && waits
 	switch {
 	case t == heldOpen && doubted && r.err == nil:
 		s.settle.emptyWhileOpen(r.why)
 		return
-	case (t == doubtful || t == heldOpen) && doubted:
+	case (t == doubtful || t == unseen || t == heldOpen) && doubted:
 		s.settle.doubt(r.why)
 		return
-	case t == closedByWriter && !s.noLaterWriter(r):
-		return // the later writer's close reads
+	case (t == unseen || t == doubtful && !s.caps.closes && r.why != ReasonStart) && waits && r.err == nil && s.writtenLately(&r.c):
+		// A writer no event told of, or whose close no event will tell
+		// of, may still be at it: give it a window. (The read that starts
+		// a watch is its baseline, whatever it finds.)
+		s.settle.guess(r.why)
+		return
+	case t != capped && waits && !s.noLaterWriter(r):
+		return // the later writer's close, or its quiet, reads
 	}
 	s.settle.believed()
 	s.sig, s.info = r.c.sig, r.c.info
 	s.out.found(r)
 }
 
+// writtenLately reports whether c was written so lately that a writer may
+// still be at it: within the last window, or, in a kubelet volume, after
+// its payload was swapped in (kubelet writes a payload whole, then swaps
+// it in; a write after that is someone editing it in place). A file found
+// complete, its writer long gone, as a symlink retargeted to a release
+// deployed before, is read at once.
+func (s *session) writtenLately(c *content) bool {
+	if c.vol != "" {
+		link, err := os.Lstat(filepath.Join(c.vol, dataLink))
+		return err == nil && c.mtime.After(link.ModTime())
+	}
+	age := time.Since(c.mtime)
+	return age < s.settle.window && age > -s.settle.window
+}
+
 // noLaterWriter reports whether no writer is known to have begun writing
-// after the close a read was made for. A close says that a writer is done,
-// not that the file is whole: by the time it is read, the next writer may
-// have truncated the file (two os.WriteFile calls in a row), and the read
-// may have found its work half done. Every event the kernel queued until
-// now is taken first, so that such a writer's first write is known; for a
-// read that found the file empty, once a truncation under way has queued
-// its event too (see awaitTruncation).
+// by the time a read was made. What an event or a writer's close said was
+// whole may not be by the time it is read: the next writer may have
+// truncated the file (two os.WriteFile calls in a row, a rename-over and
+// then an edit in place), and the read may have found its work half done.
+// Every event the kernel queued until now is taken first, so that such a
+// writer's first write is known; for a read that found the file empty, once
+// a truncation under way has queued its event too (see awaitTruncation).
+// The read is then left to that writer's close, or its quiet.
+//
+// Writers that never let up would leave every read to the next: once they
+// have held reads back for maxWaitFactor windows, what is read stands.
 func (s *session) noLaterWriter(r reading) bool {
+	if s.n == nil {
+		return true // polling: no events to tell of a writer
+	}
 	if r.err == nil && r.c.size() == 0 {
 		for _, p := range s.t.subj.paths() {
 			awaitTruncation(p)
 		}
 	}
 	s.n.Sync()
-	writes := s.writes
-	for {
+	writes, gone := s.writes, s.watchesGone
+	lost := false
+	for drained := false; !drained; {
 		select {
 		case ev, ok := <-s.n.Events():
 			if !ok {
 				return false // the loop sees the channel closed
 			}
 			s.onEvent(ev)
-			if ev.has(opRescan) {
-				return false // a write may have been lost with it
-			}
+			lost = lost || ev.has(opRescan) // a write may have been lost with it
 		default:
-			return s.writes == writes
+			drained = true
 		}
 	}
+	// A watch that went since may have been the one to tell of a writer
+	// where the read was made (a directory deleted and made again, and
+	// written in at once): the read is made again, from what is watched.
+	lost = lost || s.watchesGone != gone
+	if s.writes == writes && !lost {
+		s.heldBack = time.Time{}
+		return true
+	}
+	if s.heldBack.IsZero() {
+		s.heldBack = time.Now()
+	}
+	return time.Since(s.heldBack) >= maxWaitFactor*s.settle.window
 }
 
 // close releases the session's timers and notifier. A notifier's close
