@@ -241,6 +241,13 @@ var changes = []change{
 // kubelet updates the volume at vol as kubelet would, first making vol a
 // kubelet volume if it is not one.
 func (w *world) kubelet(removeThenCreate bool) error {
+	// Kubelet writes a payload whole, then swaps it in, and never writes
+	// it again. A watch that finds a payload it saw no write to takes it
+	// for whole if it was written no later than the swap; an edit in place
+	// made in the same tick of the filesystem's clock as the swap cannot be
+	// told from the payload's own writing (RELIABILITY.md). The next
+	// operation, which may edit the payload in place, comes a tick later.
+	defer time.Sleep(kubeletTick)
 	payload := map[string]string{"config.yaml": w.next(), "other.yaml": "other\n"}
 	w.done.add(payload["config.yaml"])
 	if _, err := os.Lstat(filepath.Join(w.vol, "..data")); err != nil {
@@ -317,6 +324,10 @@ func (w *world) inPlace(data string, appending bool) error {
 	}
 	return f.Close()
 }
+
+// kubeletTick is longer than a tick of the clock filesystems stamp files
+// with (a jiffy: 1 to 10 ms).
+const kubeletTick = 10 * time.Millisecond
 
 // midWritePause is how long a writer holding the file open may pause in
 // the middle of writing it before what it wrote so far may be delivered:

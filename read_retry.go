@@ -15,12 +15,13 @@ type retry struct {
 	timer *time.Timer // nil when no retry is due
 	why   Reason      // of the read that failed
 	trust trust       // of the read that failed
+	fresh bool        // of the read that failed
 }
 
 // later schedules the read again, after the next step of the backoff.
-func (r *retry) later(why Reason, t trust) {
+func (r *retry) later(why Reason, t trust, fresh bool) {
 	r.stopTimer()
-	r.why, r.trust = why, t
+	r.why, r.trust, r.fresh = why, t, fresh
 	r.timer = time.NewTimer(r.bo.next(0))
 }
 
@@ -44,6 +45,10 @@ func (r *retry) fired() (Reason, trust) {
 	r.timer = nil
 	return r.why, r.trust
 }
+
+// wasFresh reports whether the read to make again was fresh: see
+// session.offer.
+func (r *retry) wasFresh() bool { return r.fresh }
 
 func (r *retry) stopTimer() {
 	if r.timer != nil {

@@ -61,11 +61,6 @@ const (
 	// doubtful: a read an event asked for. A missing or empty file is more
 	// likely the middle of an update than its end: it is doubted.
 	doubtful trust = iota
-	// unseen: a read an event asked for, of a file in a directory no watch
-	// covered until now: a writer there may be halfway, unseen. If it was
-	// written lately (see session.writtenLately), it is read again once a
-	// window has passed without a write.
-	unseen
 	// believed: a wait is over; what is read is what the file is.
 	believed
 	// closedByWriter: the writer closed the file; what is read is what it
@@ -114,6 +109,19 @@ func (q *settle) written(why Reason, closes bool) {
 	}
 	limit := q.start.Add(maxWaitFactor * q.pause())
 	q.timer.Reset(max(0, min(q.pause(), limit.Sub(now))))
+}
+
+// resume takes a read, at the end of a wait for writes, that found the file
+// written within the pause: their events had not come yet. The wait goes
+// on from where it began, so that its cap still holds.
+func (q *settle) resume(closes bool) {
+	q.stop()
+	q.state = quieting
+	if closes {
+		q.state = writing
+	}
+	limit := q.start.Add(maxWaitFactor * q.pause())
+	q.timer = time.NewTimer(max(0, min(q.pause(), time.Until(limit))))
 }
 
 // emptyWhileOpen takes a file found empty while its writer holds it open:

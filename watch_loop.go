@@ -70,7 +70,7 @@ type session struct {
 	heldBack    time.Time // since when reads have been left to later writers; zero if the last was believed
 	retry       retry     // the retry of a read that failed for a reason of the process
 	lookAgain   bool      // a relevant event asks to resolve and read again
-	lookUnseen  bool      // and what is read may have been written where no watch saw it
+	lookFresh   bool      // and what is read may have been written where no watch saw it
 	readNow     bool      // the writer closed the file: read it, and believe what is read
 	rewatchAll  bool      // events were lost: re-add every watch too
 	dirsDirty   bool      // watched changed since the sink was last told
@@ -160,11 +160,8 @@ func (s *session) watchedDirs() []string {
 // session fails or ctx is done; it returns nil only in the latter case.
 func (s *session) run(ctx context.Context, first reading, look <-chan struct{}) error {
 	s.out.started(s.kind, s.remoteFS)
-	t := doubtful
-	if first.why == ReasonRestart {
-		t = unseen // while the watch was down, no event told of writers
-	}
-	s.offer(first, t)
+	// While the watch was down, no event told of writers.
+	s.offer(first, doubtful, first.why == ReasonRestart)
 	return s.loop(ctx, look)
 }
 
@@ -194,13 +191,10 @@ func (s *session) loop(ctx context.Context, look <-chan struct{}) error {
 		// were lost). Nothing else would wake the loop for it.
 		for s.lookAgain || s.readNow {
 			why, t := ReasonEvent, doubtful
-			switch {
-			case s.readNow:
+			if s.readNow {
 				why, t = ReasonWrite, closedByWriter
-			case s.lookUnseen:
-				t = unseen
 			}
-			s.lookAgain, s.readNow, s.lookUnseen = false, false, false
+			s.lookAgain, s.readNow = false, false
 			if err := s.refresh(why, t); err != nil {
 				return err
 			}
@@ -225,6 +219,7 @@ func (s *session) loop(ctx context.Context, look <-chan struct{}) error {
 				return err
 			}
 		case <-s.retry.C():
+			s.lookFresh = s.retry.wasFresh()
 			if err := s.refresh(s.retry.fired()); err != nil {
 				return err
 			}
@@ -292,7 +287,13 @@ func (s *session) onEvent(ev event) {
 	if ev.has(opRemove) && s.watched[name] {
 		s.watchGone(name)
 	}
-	switch s.classify(ev, name) {
+	kind := s.classify(ev, name)
+	if kind != eventIgnored && kind != eventClosed {
+		// A writer's close is the word of that writer on that file: after
+		// anything else happened there, it vouches for nothing.
+		s.readNow = false
+	}
+	switch kind {
 	case eventSetChange:
 		s.settle.written(ReasonEvent, false)
 	case eventMade:
@@ -366,10 +367,11 @@ func (s *session) classifyTouch(ev event) eventKind {
 }
 
 // eventsLost takes the notifier's word that events were lost, a writer's
-// close perhaps among them: every watch is renewed and the file looked at
-// again, and a wait for a close becomes a wait for quiet.
+// close or another's writes perhaps among them: every watch is renewed and
+// the file looked at again, no close taken before vouches for what is read,
+// and a wait for a close becomes a wait for quiet.
 func (s *session) eventsLost() {
-	s.rewatchAll, s.lookAgain = true, true
+	s.rewatchAll, s.lookAgain, s.readNow = true, true, false
 	s.settle.closeLost()
 }
 
@@ -467,20 +469,21 @@ func (s *session) arrivalsTold() bool {
 // one was dropped unseen.
 func (s *session) refresh(why Reason, t trust) error {
 	if s.pollOnly() {
-		s.read(why, t) // a poll session watches nothing
+		s.read(why, t, false) // a poll session watches nothing
 		return nil
 	}
 	all := s.rewatchAll
 	s.rewatchAll = false
 	s.resolve()
 	unwatched := s.unwatched(all)
-	if t != capped && !s.watched[s.view.home] {
-		// Whatever an event or a wait said, it said nothing of writers in
-		// a directory no watch covered: a close may even have been the
-		// last file's, in a directory deleted since.
-		t = unseen
-	}
-	s.read(why, t)
+	// Whatever an event or a wait said, it said nothing of writers in a
+	// directory no watch covered: a close may even have been the last
+	// file's, in a directory deleted since. A file the resolution did not
+	// reach, but the read does, appeared since; one the last refresh
+	// found only once its watches were added, was written unwatched.
+	fresh := s.lookFresh || !s.watched[s.view.home] || len(s.view.files) == 0
+	s.lookFresh = false
+	s.read(why, t, fresh)
 	if len(unwatched) > 0 {
 		added, err := s.watch(unwatched)
 		if vanished(err) || (err == nil && s.refused[s.view.home] != nil) {
@@ -497,7 +500,7 @@ func (s *session) refresh(why Reason, t trust) error {
 			case !v.same(&s.view):
 				// The chain moved while the watches were added: look again,
 				// at what no watch saw being written.
-				s.lookAgain, s.lookUnseen = true, true
+				s.lookAgain, s.lookFresh = true, true
 			case s.changedSinceRead():
 				// The file changed where no watch saw it: a writer may be
 				// at work there, unseen. Its writes from now on come as
@@ -533,13 +536,13 @@ func (s *session) look(why Reason, force bool) error {
 	}
 	switch {
 	case unchanged:
-		s.read(why, doubtful)
+		s.read(why, doubtful, false)
 	case s.settle.window > 0 && st != 0:
 		// Without events, nothing says whether a writer is done: give it a
 		// window.
 		s.settle.guess(why)
 	default:
-		s.read(why, believed)
+		s.read(why, believed, false)
 	}
 	return nil
 }
@@ -722,11 +725,11 @@ func (s *session) tellWatching() {
 
 // read re-reads the file and offers what it finds, unless in-place writes
 // are under way and this read does not end the wait for them.
-func (s *session) read(why Reason, t trust) {
-	if s.settle.blocksReads() && (t == doubtful || t == unseen || t == closedByWriter) {
+func (s *session) read(why Reason, t trust, fresh bool) {
+	if s.settle.blocksReads() && (t == doubtful || t == closedByWriter) {
 		return // the wait's end, or the later writer's close, reads
 	}
-	s.offer(s.t.subj.read(why), t)
+	s.offer(s.t.subj.read(why), t, fresh)
 }
 
 // offer hands a read to the sink, as far as t says it is to be believed. A
@@ -739,29 +742,40 @@ func (s *session) read(why Reason, t trust) {
 // reads is handed on only if no later writer had begun by then. A read
 // that failed for a reason of the process, not of the file, is told of and
 // retried.
-func (s *session) offer(r reading, t trust) {
+//
+// A fresh read was made where no watch told of writers until now (see
+// refresh): a file it finds written lately is given a window, as one that
+// an event read is where no close will be reported.
+func (s *session) offer(r reading, t trust, fresh bool) {
 	if processError(r.err) {
-		s.retry.later(r.why, t)
+		s.retry.later(r.why, t, fresh)
 		s.out.found(r)
 		return
 	}
 	s.retry.done()
 	waits := s.settle.window > 0
 	doubted := s.t.subj.doubtful(r) && waits
+	lately := func(d time.Duration) bool { return waits && r.err == nil && s.writtenWithin(&r.c, d) }
 	switch {
 	case t == heldOpen && doubted && r.err == nil:
 		s.settle.emptyWhileOpen(r.why)
 		return
-	case (t == doubtful || t == unseen || t == heldOpen) && doubted:
+	case (t == doubtful || t == heldOpen) && doubted:
 		s.settle.doubt(r.why)
 		return
-	case (t == unseen || t == doubtful && !s.caps.closes && r.why != ReasonStart) && waits && r.err == nil && s.writtenLately(&r.c):
+	case t == capped:
+	case t == believed && lately(s.settle.window), t == heldOpen && lately(min(s.settle.window, heldOpenWindow)):
+		// The wait was quiet only because the writes' events had not come
+		// yet: the file says it was written within it.
+		s.settle.resume(s.caps.closes)
+		return
+	case (fresh || t == doubtful && !s.caps.closes && r.why != ReasonStart) && lately(s.settle.window):
 		// A writer no event told of, or whose close no event will tell
 		// of, may still be at it: give it a window. (The read that starts
 		// a watch is its baseline, whatever it finds.)
 		s.settle.guess(r.why)
 		return
-	case t != capped && waits && !s.noLaterWriter(r):
+	case waits && !s.noLaterWriter(r):
 		return // the later writer's close, or its quiet, reads
 	}
 	s.settle.believed()
@@ -769,19 +783,19 @@ func (s *session) offer(r reading, t trust) {
 	s.out.found(r)
 }
 
-// writtenLately reports whether c was written so lately that a writer may
-// still be at it: within the last window, or, in a kubelet volume, after
-// its payload was swapped in (kubelet writes a payload whole, then swaps
-// it in; a write after that is someone editing it in place). A file found
+// writtenWithin reports whether c was written so lately that a writer may
+// still be at it: within the last d, or, in a kubelet volume, after its
+// payload was swapped in (kubelet writes a payload whole, then swaps it
+// in; a write after that is someone editing it in place). A file found
 // complete, its writer long gone, as a symlink retargeted to a release
 // deployed before, is read at once.
-func (s *session) writtenLately(c *content) bool {
+func (s *session) writtenWithin(c *content, d time.Duration) bool {
 	if c.vol != "" {
 		link, err := os.Lstat(filepath.Join(c.vol, dataLink))
 		return err == nil && c.mtime.After(link.ModTime())
 	}
 	age := time.Since(c.mtime)
-	return age < s.settle.window && age > -s.settle.window
+	return age < d && age > -d
 }
 
 // noLaterWriter reports whether no writer is known to have begun writing
