@@ -936,6 +936,21 @@ func BenchmarkIdle(b *testing.B) {
 		b.ReportMetric(m.cpu, "cpu-µs/s")
 		b.ReportMetric(m.allocs, "allocs/s")
 	})
+	// Where no events can be had, every file is polled every 2 s: what
+	// 10,000 of them cost.
+	b.Run("keepwatch/files=10000,polled", func(b *testing.B) {
+		m, ok := idleResults[b.Name()]
+		if !ok {
+			m = measureIdle(b, func(path string) watcher {
+				return Provider(path, WithLogger(slog.New(slog.DiscardHandler)), WithPolling(fallbackPollInterval))
+			}, 10000)
+			idleResults[b.Name()] = m
+		}
+		for range b.N {
+		}
+		b.ReportMetric(m.cpu, "cpu-µs/s")
+		b.ReportMetric(m.allocs, "allocs/s")
+	})
 }
 
 type idle struct{ cpu, allocs float64 }

@@ -764,16 +764,17 @@ func (s *session) offer(r reading, t trust, fresh bool) {
 		s.settle.doubt(r.why)
 		return
 	case t == capped:
-	case t == believed && lately(s.settle.window), t == heldOpen && lately(min(s.settle.window, heldOpenWindow)):
+	case t == believed && lately(s.settle.window), t == heldOpen && lately(s.writerPause()):
 		// The wait was quiet only because the writes' events had not come
 		// yet: the file says it was written within it.
 		s.settle.resume(s.caps.closes)
 		return
-	case (fresh || t == doubtful && !s.caps.closes && r.why != ReasonStart) && lately(s.settle.window):
+	case (fresh || t == doubtful && !s.caps.closes && r.why != ReasonStart) && lately(s.writerPause()):
 		// A writer no event told of, or whose close no event will tell
-		// of, may still be at it: give it a window. (The read that starts
-		// a watch is its baseline, whatever it finds.)
-		s.settle.guess(r.why)
+		// of, may still be at it: it is given the pause a writer that
+		// keeps the file open gets. (The read that starts a watch is its
+		// baseline, whatever it finds.)
+		s.awaitUnseenWriter(r.why)
 		return
 	case waits && !s.noLaterWriter(r):
 		return // the later writer's close, or its quiet, reads
@@ -781,6 +782,28 @@ func (s *session) offer(r reading, t trust, fresh bool) {
 	s.settle.believed()
 	s.sig, s.info = r.c.sig, r.c.info
 	s.out.found(r)
+}
+
+// writerPause is how long a writer must pause before what it wrote is read
+// with no close to say it is done: heldOpenWindow where closes are
+// reported (or the window, if shorter), the quiet window elsewhere.
+func (s *session) writerPause() time.Duration {
+	if s.caps.closes {
+		return min(s.settle.window, heldOpenWindow)
+	}
+	return s.settle.window
+}
+
+// awaitUnseenWriter waits for a writer that may be at work where no event
+// told of it: where closes are reported, as for a writer that keeps the
+// file open (its close, or its pause, reads); elsewhere, a quiet window,
+// which an event showing a swap ends.
+func (s *session) awaitUnseenWriter(why Reason) {
+	if s.caps.closes {
+		s.settle.written(why, true)
+		return
+	}
+	s.settle.guess(why)
 }
 
 // writtenWithin reports whether c was written so lately that a writer may
