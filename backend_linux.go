@@ -51,22 +51,16 @@ type inotifyBackend struct {
 	wg     sync.WaitGroup
 	once   sync.Once
 
-	mu       sync.Mutex
-	inflight bool            // a batch is read from the kernel and not handed on yet
-	syncs    []chan struct{} // Syncs waiting for what the kernel queued before them
-	over     bool            // the reader has exited: nothing is to come
+	mu  sync.Mutex // reads of the instance take turns, each handing on its batch before the next
+	buf []byte     // what they read into, under mu; room for at least 4096 events
 }
-
-// maxInotifyEvent is the size of the largest event inotify reports: its
-// header and a name of NAME_MAX bytes with its NUL.
-const maxInotifyEvent = unix.SizeofInotifyEvent + unix.NAME_MAX + 1
 
 func newInotifyBackend(h handler) (backend, error) {
 	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
 	if err != nil {
 		return nil, os.NewSyscallError("inotify_init1", err)
 	}
-	b := &inotifyBackend{in: os.NewFile(uintptr(fd), "inotify"), mounts: -1, wake: -1, h: h}
+	b := &inotifyBackend{in: os.NewFile(uintptr(fd), "inotify"), mounts: -1, wake: -1, h: h, buf: make([]byte, 64<<10)}
 	b.wg.Go(b.readEvents)
 	// The mount table reports a change to poll(2) as POLLPRI (proc(5)).
 	// Without it, mounts over watched paths are only seen by the re-check.
@@ -116,73 +110,47 @@ func (b *inotifyBackend) Remove(id int) {
 }
 
 // Sync returns once every event the kernel queued before it was called has
-// been handed to the handler: at once if the kernel holds none and no batch
-// is on its way, else when the reader has handed on a batch that took them.
+// been handed to the handler. It hands them on itself, on the caller's
+// goroutine: waking the reader's goroutine for them would cost tens of
+// microseconds on the path to a callback. Reads of the instance take turns
+// under b.mu, each handing on what it read before the next, so events keep
+// the kernel's order whoever reads them.
 func (b *inotifyBackend) Sync() {
-	b.mu.Lock()
-	if b.over || (!b.inflight && b.queuedLocked() == 0) {
-		b.mu.Unlock()
-		return
-	}
-	done := make(chan struct{})
-	b.syncs = append(b.syncs, done)
-	b.mu.Unlock()
-	<-done
-}
-
-// queuedLocked returns how many bytes of events the kernel holds, or 0 if
-// it cannot tell (then there is nothing to wait for that will come).
-func (b *inotifyBackend) queuedLocked() int {
 	rc, err := b.in.SyscallConn()
 	if err != nil {
-		return 0
+		return
 	}
-	var n int
-	_ = rc.Control(func(fd uintptr) { n, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) })
-	return n
-}
-
-// read reads a batch from the kernel. The Syncs waiting when it does are
-// for events in the queue it reads, and are returned to be released once
-// the batch is handed on.
-func (b *inotifyBackend) read(fd int, buf []byte) (n int, waiting []chan struct{}, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	n, err = unix.Read(fd, buf)
+	for {
+		var n int
+		var rerr error
+		if err := rc.Control(func(fd uintptr) {
+			if q, _ := unix.IoctlGetInt(int(fd), unix.TIOCINQ); q > 0 {
+				n, rerr = unix.Read(int(fd), b.buf)
+			}
+		}); err != nil || n <= 0 || rerr != nil {
+			return // nothing queued, or a fault the reader's goroutine reports
+		}
+		b.handOnLocked(n)
+	}
+}
+
+// readLocked reads a batch from the kernel, if there is one, and hands it
+// on.
+func (b *inotifyBackend) readLocked(fd int) error {
+	n, err := unix.Read(fd, b.buf)
 	if n > 0 {
-		b.inflight = true
-		waiting, b.syncs = b.syncs, nil
+		b.handOnLocked(n)
 	}
-	return n, waiting, err
+	return err
 }
 
-// handedOn releases the Syncs that waited for a batch now handed on, if
-// the read that took it emptied the kernel's queue; and every Sync, if the
-// queue is empty now.
-func (b *inotifyBackend) handedOn(drained bool, waiting []chan struct{}) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.inflight = false
-	if !drained {
-		b.syncs, waiting = append(waiting, b.syncs...), nil // the next read takes the rest
+// handOnLocked hands the n bytes of events read into b.buf to the handler.
+func (b *inotifyBackend) handOnLocked(n int) {
+	if batch := parseInotify(b.buf[:n]); len(batch) > 0 {
+		b.h.events(batch)
 	}
-	if b.queuedLocked() == 0 {
-		waiting, b.syncs = append(waiting, b.syncs...), nil
-	}
-	for _, done := range waiting {
-		close(done)
-	}
-}
-
-// readerOver releases every Sync: the reader has exited.
-func (b *inotifyBackend) readerOver() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.over = true
-	for _, done := range b.syncs {
-		close(done)
-	}
-	b.syncs = nil
 }
 
 func (b *inotifyBackend) Caps() caps {
@@ -212,37 +180,29 @@ func (b *inotifyBackend) Close() error {
 // readEvents reads the inotify instance and hands what it reads to the
 // handler, a batch per read, until Close stops it or the kernel fails it.
 func (b *inotifyBackend) readEvents() {
-	defer b.readerOver()
 	rc, err := b.in.SyscallConn()
 	if err != nil {
 		b.h.failed(err)
 		return
 	}
-	buf := make([]byte, 64<<10) // room for at least 4096 events
 	for {
-		var n int
 		var rerr error
-		var waiting []chan struct{}
 		err := rc.Read(func(fd uintptr) bool {
-			n, waiting, rerr = b.read(int(fd), buf)
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			rerr = b.readLocked(int(fd))
 			return !errors.Is(rerr, unix.EAGAIN) // nothing to read: wait
 		})
 		switch {
 		case errors.Is(err, os.ErrClosed):
 			return
-		case err == nil && errors.Is(rerr, unix.EINTR):
+		case err == nil && (rerr == nil || errors.Is(rerr, unix.EINTR)):
 			continue
-		case err == nil && rerr != nil:
+		case err == nil:
 			err = os.NewSyscallError("read inotify", rerr)
 		}
-		if err != nil {
-			b.h.failed(err)
-			return
-		}
-		if batch := parseInotify(buf[:max(n, 0)]); len(batch) > 0 {
-			b.h.events(batch)
-		}
-		b.handedOn(len(buf)-n >= maxInotifyEvent, waiting)
+		b.h.failed(err)
+		return
 	}
 }
 
