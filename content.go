@@ -8,14 +8,15 @@ import (
 
 // content is one read of a file, or of a set of files.
 type content struct {
-	data  []byte            // the file's content; nil for a set
-	files []member          // the set's files, in the order they merge; nil for a file
-	gen   string            // the kubelet payload it was read from, "" if none
-	vol   string            // the kubelet volume it was read through, the directory holding ..data; "" if none
-	sum   [sha256.Size]byte // of all of it
-	sig   signature         // the stat it was read at, for the cheap re-check
-	info  fs.FileInfo       // a file's fstat
-	mtime time.Time         // the file's modification time; a set's newest
+	data    []byte            // the file's content; nil for a set
+	files   []member          // the set's files, in the order they merge; nil for a file
+	gen     string            // the kubelet payload it was read from, "" if none
+	vol     string            // the kubelet volume it was read through, the directory holding ..data; "" if none
+	swapped time.Time         // when that volume's ..data was made to point to gen, if known
+	sum     [sha256.Size]byte // of all of it
+	sig     signature         // the stat it was read at, for the cheap re-check
+	info    fs.FileInfo       // a file's fstat
+	mtime   time.Time         // the file's modification time; a set's newest
 }
 
 // member is one file of a set, as read.

@@ -72,7 +72,7 @@ func (c *core) read() reading {
 	if d := c.deliveringNow(); d != nil {
 		return reading{c: *d}
 	}
-	r := c.t.subj.read("")
+	r := c.t.subj.read("", nil)
 	c.markRead(r)
 	return r
 }

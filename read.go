@@ -41,9 +41,20 @@ func readFile(abs, name string, limit int64) (content, error) {
 }
 
 // readAtMost reads r to its end, or until it has read limit+1 bytes, which
-// is enough to tell the file is too large. size is the expected size; files
-// in /proc report 0 and are read anyway.
+// is enough to tell the file is too large. size is the size fstat gave: a
+// file that has one is read that far, with no read to find its end (a
+// system call less on the path to the callback; a file that grows
+// meanwhile has a writer at work, whose write its event tells of). Files
+// in /proc report 0 and are read to their end.
 func readAtMost(r io.Reader, size, limit int64) ([]byte, error) {
+	if size > 0 && size <= limit {
+		data := make([]byte, size)
+		n, err := io.ReadFull(r, data)
+		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
+		return data[:n], nil
+	}
 	data := make([]byte, 0, min(size, limit)+512)
 	for int64(len(data)) <= limit {
 		if len(data) == cap(data) {

@@ -31,12 +31,16 @@ func launchSession(t target, out sink, why Reason) launch {
 		return launchPoll(t, out, false, why)
 	}
 	s, err := openSession(t, out)
-	return launch{s: s, err: err, read: t.subj.read(why)}
+	var via *sight
+	if s != nil {
+		via = &s.view
+	}
+	return launch{s: s, err: err, read: t.subj.read(why, via)}
 }
 
 // launchPoll makes a poll session, which cannot fail, and reads the file.
 func launchPoll(t target, out sink, fallback bool, why Reason) launch {
-	return launch{s: newPollSession(t, out, fallback), read: t.subj.read(why)}
+	return launch{s: newPollSession(t, out, fallback), read: t.subj.read(why, nil)}
 }
 
 func (l launch) close() {

@@ -216,7 +216,7 @@ func (s *setSubject) locate(c *chain.Chain) (place, error) {
 		return place{}, &fs.PathError{Op: "read", Path: s.dirName(), Err: syscall.ENOTDIR}
 	}
 	p := place{dir: c.Real, base: c.Real}
-	if gen := kubeletGeneration(c.Real); gen != "" && !filepath.IsAbs(gen) && !strings.Contains(gen, string(filepath.Separator)) {
+	if gen := kubeletGeneration(filepath.Join(c.Real, dataLink)); gen != "" && !filepath.IsAbs(gen) && !strings.Contains(gen, string(filepath.Separator)) {
 		p.gen, p.base = gen, filepath.Join(c.Real, gen)
 	}
 	return p, nil
@@ -315,7 +315,7 @@ func appendNew(list []string, s string) []string {
 // reading, after swapping in a newer one.
 const maxGenerationRetries = 3
 
-func (s *setSubject) read(why Reason) reading {
+func (s *setSubject) read(why Reason, _ *sight) reading {
 	for range maxGenerationRetries {
 		c := chain.Resolve(s.abs, nil)
 		p, err := s.locate(&c)
@@ -323,7 +323,7 @@ func (s *setSubject) read(why Reason) reading {
 			return reading{why: why, err: err}
 		}
 		r := s.readAt(p, why)
-		if p.gen == "" || !errors.Is(r.err, fs.ErrNotExist) || kubeletGeneration(p.dir) == p.gen {
+		if p.gen == "" || !errors.Is(r.err, fs.ErrNotExist) || kubeletGeneration(filepath.Join(p.dir, dataLink)) == p.gen {
 			return r
 		}
 		// The generation went under the read: read the one ..data leads to.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/keepwatch/file/internal/chain"
 )
@@ -18,8 +19,9 @@ type subject interface {
 	// resolve looks up, now, everything the subject's content depends on,
 	// calling before with each path before it looks it up.
 	resolve(before func(path string)) sight
-	// read reads the subject.
-	read(why Reason) reading
+	// read reads the subject. via, if not nil, is the resolution made just
+	// before: the read takes from it what it already found.
+	read(why Reason, via *sight) reading
 	// stat sums up the stat of everything read, for the cheap re-check: a
 	// change of content that leaves it alike is not looked for.
 	stat() signature
@@ -45,12 +47,14 @@ type sight struct {
 	names    map[string]bool // every path looked up: an event naming one matters
 	entries  string          // a directory any of whose entries matching match matters; "" if none
 	match    func(name string) bool
-	dirs     []string // the directories the resolution depends on: always watched
-	searched []string // every directory a name was looked up in, dirs among them
-	files    []string // the files read, whose own inode is watched where it can be
-	home     string   // where the subject lives: its filesystem's events matter
-	swap     string   // the ..data link of a kubelet volume the subject is read through; "" if none
-	atomic   bool     // whole updates arrive at once (one file, or a kubelet swap): no need to wait for a set to settle
+	dirs     []string  // the directories the resolution depends on: always watched
+	searched []string  // every directory a name was looked up in, dirs among them
+	files    []string  // the files read, whose own inode is watched where it can be
+	home     string    // where the subject lives: its filesystem's events matter
+	swap     string    // the ..data link of a kubelet volume the subject is read through; "" if none
+	gen      string    // what swap pointed to: the payload the subject is read from
+	swapped  time.Time // when swap was made: when that payload was swapped in
+	atomic   bool      // whole updates arrive at once (one file, or a kubelet swap): no need to wait for a set to settle
 }
 
 // relevant reports whether an event on name can change what the subject
@@ -115,6 +119,12 @@ func (f *fileSubject) resolve(before func(string)) sight {
 	if c.Real != "" {
 		v.files = []string{c.Real}
 	}
+	for _, h := range c.Hops {
+		if filepath.Base(h.Link) == dataLink {
+			v.swap, v.gen, v.swapped = h.Link, h.Target, h.ModTime
+			break
+		}
+	}
 	return v
 }
 
@@ -122,24 +132,37 @@ func (f *fileSubject) resolve(before func(string)) sight {
 // one ..data named both before and after the read. A read that a swap
 // fell in the middle of may be of either, and is made again; after
 // maxGenerationReads such reads the content stands, its generation unknown.
-func (f *fileSubject) read(why Reason) reading {
-	dir := filepath.Dir(f.abs)
+// A resolution made just before (via) says whether the path goes through
+// a ..data link at all, and where it pointed then: outside a kubelet
+// volume there is nothing to ask, inside there is one question less.
+func (f *fileSubject) read(why Reason, via *sight) reading {
+	link := filepath.Join(filepath.Dir(f.abs), dataLink)
+	before, swapped := "", time.Time{}
+	switch {
+	case via == nil:
+		before = kubeletGeneration(link)
+	case via.swap == "":
+		link = "" // no kubelet volume on the way
+	default:
+		link, before, swapped = via.swap, via.gen, via.swapped
+	}
 	var c content
 	var err error
 	for range maxGenerationReads {
-		before := kubeletGeneration(dir)
 		c, err = readFile(f.abs, f.path, f.maxSize)
 		if err != nil {
 			return reading{why: why, err: err}
 		}
 		c.sig = signOf(0, "", c.info)
-		if kubeletGeneration(dir) == before {
-			c.gen = before
-			if before != "" {
-				c.vol = dir
-			}
+		if link == "" {
 			break
 		}
+		after := kubeletGeneration(link)
+		if after == before {
+			c.gen, c.vol, c.swapped = before, filepath.Dir(link), swapped
+			break
+		}
+		before, swapped = after, time.Time{}
 	}
 	return reading{why: why, c: c}
 }
@@ -162,10 +185,10 @@ func (f *fileSubject) doubtful(r reading) bool {
 	return errors.Is(r.err, fs.ErrNotExist) || (r.err == nil && len(r.c.data) == 0)
 }
 
-// kubeletGeneration names the payload a kubelet volume at dir holds now: the
-// target of its ..data link, "" if dir is no kubelet volume.
-func kubeletGeneration(dir string) string {
-	gen, err := os.Readlink(filepath.Join(dir, dataLink))
+// kubeletGeneration names the payload a kubelet volume holds now: the
+// target of its ..data link, "" if there is none.
+func kubeletGeneration(link string) string {
+	gen, err := os.Readlink(link)
 	if err != nil {
 		return ""
 	}

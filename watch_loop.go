@@ -61,6 +61,7 @@ type session struct {
 	caps    caps             // what n can see
 	view    sight            // what the subject's current resolution depends on
 	watched map[string]bool  // paths the notifier watches: directories, and the files themselves
+	wanted  map[string]bool  // paths whose events the notifier was asked for
 	refused map[string]error // paths a watch was refused on, and why; tried again at each look
 	sig     signature        // the stat of the last read believed; zero if it failed
 	info    fs.FileInfo      // the file of the last read believed; nil for a set, or if it failed
@@ -115,7 +116,7 @@ func newPollSession(t target, out sink, fallback bool) *session {
 }
 
 func newSession(t target, n notifier, kind sessionKind) *session {
-	s := &session{t: t, n: n, kind: kind, watched: make(map[string]bool), refused: make(map[string]error),
+	s := &session{t: t, n: n, kind: kind, watched: make(map[string]bool), wanted: make(map[string]bool), refused: make(map[string]error),
 		settle: settle{window: t.opts.quiet}, retry: retry{bo: backoff{min: t.opts.backoffMin, max: t.opts.backoffMax}}}
 	if n != nil {
 		s.caps = n.Caps()
@@ -496,7 +497,7 @@ func (s *session) refresh(why Reason, t trust) error {
 			return err
 		}
 		if added > 0 {
-			switch v := s.t.subj.resolve(s.n.Want); {
+			switch v := s.t.subj.resolve(s.want); {
 			case !v.same(&s.view):
 				// The chain moved while the watches were added: look again,
 				// at what no watch saw being written.
@@ -551,9 +552,20 @@ func (s *session) look(why Reason, force bool) error {
 func (s *session) resolve() {
 	var want func(string)
 	if s.n != nil {
-		want = s.n.Want
+		want = s.want
 	}
 	s.view = s.t.subj.resolve(want)
+}
+
+// want asks the notifier for the events that name path, unless it has
+// already: the notifier takes the hub's lock for it, which its backend
+// holds while it hands on events, and a kubelet update's own events would
+// hold up every name of the path looked up again after it.
+func (s *session) want(path string) {
+	if !s.wanted[path] {
+		s.wanted[path] = true
+		s.n.Want(path)
+	}
 }
 
 // watchChain resolves the path and makes the notifier watch exactly what
@@ -697,7 +709,13 @@ func limited(err error) bool {
 // longer needs, and tells the sink what is watched now. Not for a poll
 // session.
 func (s *session) unwatchStale() {
-	s.n.Forget(s.view.want())
+	keep := s.view.want()
+	s.n.Forget(keep)
+	for p := range s.wanted {
+		if !keep[p] {
+			delete(s.wanted, p)
+		}
+	}
 	plan := s.plan()
 	for p := range s.watched {
 		if !slices.Contains(plan, p) {
@@ -729,7 +747,11 @@ func (s *session) read(why Reason, t trust, fresh bool) {
 	if s.settle.blocksReads() && (t == doubtful || t == closedByWriter) {
 		return // the wait's end, or the later writer's close, reads
 	}
-	s.offer(s.t.subj.read(why), t, fresh)
+	var via *sight
+	if !s.pollOnly() {
+		via = &s.view // resolved just before
+	}
+	s.offer(s.t.subj.read(why, via), t, fresh)
 }
 
 // offer hands a read to the sink, as far as t says it is to be believed. A
@@ -814,8 +836,15 @@ func (s *session) awaitUnseenWriter(why Reason) {
 // deployed before, is read at once.
 func (s *session) writtenWithin(c *content, d time.Duration) bool {
 	if c.vol != "" {
-		link, err := os.Lstat(filepath.Join(c.vol, dataLink))
-		return err == nil && c.mtime.After(link.ModTime())
+		swapped := c.swapped
+		if swapped.IsZero() {
+			link, err := os.Lstat(filepath.Join(c.vol, dataLink))
+			if err != nil {
+				return false
+			}
+			swapped = link.ModTime()
+		}
+		return c.mtime.After(swapped)
 	}
 	age := time.Since(c.mtime)
 	return age < d && age > -d

@@ -946,14 +946,14 @@ type flakySubject struct {
 	err   error
 }
 
-func (f *flakySubject) read(why Reason) reading {
+func (f *flakySubject) read(why Reason, via *sight) reading {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.fails > 0 {
 		f.fails--
 		return reading{why: why, err: f.err}
 	}
-	return f.subject.read(why)
+	return f.subject.read(why, via)
 }
 
 // A read that fails for a reason of the process (too many open files), not

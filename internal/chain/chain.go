@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 	"unicode/utf8"
 )
 
@@ -20,8 +21,9 @@ const maxSymlinks = 40
 
 // Hop is one symlink followed on the way to the file.
 type Hop struct {
-	Link   string // the symlink, symlink-free up to its own name
-	Target string // what it points to, as stored
+	Link    string    // the symlink, symlink-free up to its own name
+	Target  string    // what it points to, as stored
+	ModTime time.Time // when the link was made (its own, not its target's)
 }
 
 // Chain is what a path resolves to right now, and what that depends on.
@@ -82,7 +84,7 @@ func Resolve(abs string, before func(path string)) Chain {
 				c.fail(cur, err)
 				return c
 			}
-			c.Hops = append(c.Hops, Hop{Link: next, Target: target})
+			c.Hops = append(c.Hops, Hop{Link: next, Target: target, ModTime: info.ModTime()})
 			var names []string
 			switch {
 			case filepath.IsAbs(target):
