@@ -244,7 +244,7 @@ func (s *setSubject) members(p place) ([]string, error) {
 	return names, nil
 }
 
-func (s *setSubject) resolve(before func(string)) sight {
+func (s *setSubject) resolve(before func(string), _ *sight, _ func(string) bool) sight {
 	c := chain.Resolve(s.abs, before)
 	v := sight{names: c.Names, dirs: c.Dirs, searched: c.Searched, home: c.Home()}
 	p, err := s.locate(&c)

@@ -17,8 +17,10 @@ import (
 // (fileSubject) or a set of files read as one (setSubject).
 type subject interface {
 	// resolve looks up, now, everything the subject's content depends on,
-	// calling before with each path before it looks it up.
-	resolve(before func(path string)) sight
+	// calling before with each path before it looks it up. Given prev, an
+	// earlier resolution, and changed, which reports the paths that
+	// changed since, it may look up only what follows the first of them.
+	resolve(before func(path string), prev *sight, changed func(path string) bool) sight
 	// read reads the subject. via, if not nil, is the resolution made just
 	// before: the read takes from it what it already found.
 	read(why Reason, via *sight) reading
@@ -47,14 +49,15 @@ type sight struct {
 	names    map[string]bool // every path looked up: an event naming one matters
 	entries  string          // a directory any of whose entries matching match matters; "" if none
 	match    func(name string) bool
-	dirs     []string  // the directories the resolution depends on: always watched
-	searched []string  // every directory a name was looked up in, dirs among them
-	files    []string  // the files read, whose own inode is watched where it can be
-	home     string    // where the subject lives: its filesystem's events matter
-	swap     string    // the ..data link of a kubelet volume the subject is read through; "" if none
-	gen      string    // what swap pointed to: the payload the subject is read from
-	swapped  time.Time // when swap was made: when that payload was swapped in
-	atomic   bool      // whole updates arrive at once (one file, or a kubelet swap): no need to wait for a set to settle
+	dirs     []string     // the directories the resolution depends on: always watched
+	searched []string     // every directory a name was looked up in, dirs among them
+	files    []string     // the files read, whose own inode is watched where it can be
+	home     string       // where the subject lives: its filesystem's events matter
+	swap     string       // the ..data link of a kubelet volume the subject is read through; "" if none
+	gen      string       // what swap pointed to: the payload the subject is read from
+	swapped  time.Time    // when swap was made: when that payload was swapped in
+	atomic   bool         // whole updates arrive at once (one file, or a kubelet swap): no need to wait for a set to settle
+	chain    *chain.Chain // the resolution it came from, to be resumed; nil for a set
 }
 
 // relevant reports whether an event on name can change what the subject
@@ -113,9 +116,14 @@ type fileSubject struct {
 	maxSize int64
 }
 
-func (f *fileSubject) resolve(before func(string)) sight {
-	c := chain.Resolve(f.abs, before)
-	v := sight{names: c.Names, dirs: c.Dirs, searched: c.Searched, home: c.Home(), atomic: true}
+func (f *fileSubject) resolve(before func(string), prev *sight, changed func(string) bool) sight {
+	var c chain.Chain
+	if prev != nil && prev.chain != nil && changed != nil {
+		c = chain.Resume(f.abs, prev.chain, changed, before)
+	} else {
+		c = chain.Resolve(f.abs, before)
+	}
+	v := sight{names: c.Names, dirs: c.Dirs, searched: c.Searched, home: c.Home(), atomic: true, chain: &c}
 	if c.Real != "" {
 		v.files = []string{c.Real}
 	}

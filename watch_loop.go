@@ -66,16 +66,19 @@ type session struct {
 	sig     signature        // the stat of the last read believed; zero if it failed
 	info    fs.FileInfo      // the file of the last read believed; nil for a set, or if it failed
 
-	writes      int       // in-place writes seen, counted to tell whether a writer began
-	watchesGone int       // directory watches the kernel dropped, counted to tell whether a read came through one
-	heldBack    time.Time // since when reads have been left to later writers; zero if the last was believed
-	retry       retry     // the retry of a read that failed for a reason of the process
-	lookAgain   bool      // a relevant event asks to resolve and read again
-	lookFresh   bool      // and what is read may have been written where no watch saw it
-	readNow     bool      // the writer closed the file: read it, and believe what is read
-	rewatchAll  bool      // events were lost: re-add every watch too
-	dirsDirty   bool      // watched changed since the sink was last told
-	settle      settle    // the wait for the file to settle, if any
+	writes       int             // in-place writes seen, counted to tell whether a writer began
+	watchesGone  int             // directory watches the kernel dropped, counted to tell whether a read came through one
+	heldBack     time.Time       // since when reads have been left to later writers; zero if the last was believed
+	retry        retry           // the retry of a read that failed for a reason of the process
+	touched      map[string]bool // paths events named since the last resolution
+	touchedAll   bool            // events were lost since the last resolution: resolve from the root
+	chainTouched int             // events on names on the way to the file, counted to tell whether the path may lead elsewhere
+	lookAgain    bool            // a relevant event asks to resolve and read again
+	lookFresh    bool            // and what is read may have been written where no watch saw it
+	readNow      bool            // the writer closed the file: read it, and believe what is read
+	rewatchAll   bool            // events were lost: re-add every watch too
+	dirsDirty    bool            // watched changed since the sink was last told
+	settle       settle          // the wait for the file to settle, if any
 
 	remoteFS  string      // the file's filesystem delivers no events for remote changes
 	tryEvents *time.Timer // ends a poll session that stands in for events
@@ -259,6 +262,19 @@ func (s *session) recheckEvery() time.Duration {
 	return s.t.opts.recheck
 }
 
+// touch notes that an event named path since the last resolution. A name
+// on the way to the file (not the file itself, which in-place writes name)
+// means the path may lead elsewhere now.
+func (s *session) touch(path string) {
+	if s.touched == nil {
+		s.touched = make(map[string]bool)
+	}
+	s.touched[path] = true
+	if s.view.names[path] && !slices.Contains(s.view.files, path) {
+		s.chainTouched++
+	}
+}
+
 // eventKind is what an event asks of a session. Events are only hints:
 // which entry changed says whether and when to look again, never what
 // changed. onEvent classifies each event, then acts on its kind.
@@ -285,6 +301,7 @@ func (s *session) onEvent(ev event) {
 	if !s.view.relevant(name) {
 		return
 	}
+	s.touch(name)
 	if ev.has(opRemove) && s.watched[name] {
 		s.watchGone(name)
 	}
@@ -373,6 +390,7 @@ func (s *session) classifyTouch(ev event) eventKind {
 // and a wait for a close becomes a wait for quiet.
 func (s *session) eventsLost() {
 	s.rewatchAll, s.lookAgain, s.readNow = true, true, false
+	s.touchedAll = true
 	s.settle.closeLost()
 }
 
@@ -475,7 +493,11 @@ func (s *session) refresh(why Reason, t trust) error {
 	}
 	all := s.rewatchAll
 	s.rewatchAll = false
-	s.resolve()
+	if all {
+		s.resolve()
+	} else {
+		s.resumeResolve()
+	}
 	unwatched := s.unwatched(all)
 	// Whatever an event or a wait said, it said nothing of writers in a
 	// directory no watch covered: a close may even have been the last
@@ -497,11 +519,12 @@ func (s *session) refresh(why Reason, t trust) error {
 			return err
 		}
 		if added > 0 {
-			switch v := s.t.subj.resolve(s.want); {
+			switch v := s.t.subj.resolve(s.want, nil, nil); {
 			case !v.same(&s.view):
 				// The chain moved while the watches were added: look again,
 				// at what no watch saw being written.
 				s.lookAgain, s.lookFresh = true, true
+				s.touchedAll = true // no event says where
 			case s.changedSinceRead():
 				// The file changed where no watch saw it: a writer may be
 				// at work there, unseen. Its writes from now on come as
@@ -554,7 +577,22 @@ func (s *session) resolve() {
 	if s.n != nil {
 		want = s.want
 	}
-	s.view = s.t.subj.resolve(want)
+	s.view = s.t.subj.resolve(want, nil, nil)
+	s.touched, s.touchedAll = nil, false
+}
+
+// resumeResolve resolves the subject again from the first name an event
+// named since the last resolution: what comes before it cannot have
+// changed, or an event would have said so. Every name the resolution looks
+// up is watched (and wanted) for events on it, through its directory.
+func (s *session) resumeResolve() {
+	if s.touchedAll || s.n == nil {
+		s.resolve()
+		return
+	}
+	prev := s.view
+	s.view = s.t.subj.resolve(s.want, &prev, func(p string) bool { return s.touched[p] })
+	s.touched = nil
 }
 
 // want asks the notifier for the events that name path, unless it has
@@ -872,7 +910,7 @@ func (s *session) noLaterWriter(r reading) bool {
 		}
 	}
 	s.n.Sync()
-	writes, gone := s.writes, s.watchesGone
+	writes, gone, moved := s.writes, s.watchesGone, s.chainTouched
 	lost := false
 	for drained := false; !drained; {
 		select {
@@ -890,6 +928,10 @@ func (s *session) noLaterWriter(r reading) bool {
 	// where the read was made (a directory deleted and made again, and
 	// written in at once): the read is made again, from what is watched.
 	lost = lost || s.watchesGone != gone
+	// A name on the way that changed since the resolution the read went
+	// by: the read may have found a file elsewhere than where the watches
+	// are. It is made again, by a new resolution.
+	lost = lost || s.chainTouched != moved
 	if s.writes == writes && !lost {
 		s.heldBack = time.Time{}
 		return true

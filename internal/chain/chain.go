@@ -44,6 +44,8 @@ type Chain struct {
 	Names    map[string]bool // every path looked up, symlink-free
 	Hops     []Hop           // the symlinks followed, in order
 	Err      error           // why resolution failed, if it did
+
+	steps []step // every name looked up, in order: see Resume
 }
 
 // Resolve resolves the absolute path abs. It calls before, if not nil,
@@ -53,14 +55,63 @@ type Chain struct {
 func Resolve(abs string, before func(path string)) Chain {
 	c := Chain{Names: make(map[string]bool)}
 	cur, rest := root(abs)
+	c.walk(abs, cur, rest, before)
+	return c
+}
+
+// Resume resolves abs again, as Resolve does, but takes up prev's walk, a
+// resolution of the same abs, at the first name it looked up that changed
+// reports; what prev found before that name stands. A watcher whose
+// events say which names changed since prev so looks up only those and
+// what follows them: on a kubelet update, the ..data link and the payload,
+// not every directory from the root.
+func Resume(abs string, prev *Chain, changed func(path string) bool, before func(path string)) Chain {
+	k := slices.IndexFunc(prev.steps, func(st step) bool { return changed(st.path) })
+	if k < 0 {
+		if prev.Err == nil {
+			return prev.clone() // nothing it looked up changed
+		}
+		k = len(prev.steps) - 1 // it failed at its last look: look again
+	}
+	if k < 0 {
+		return Resolve(abs, before)
+	}
+	st := prev.steps[k]
+	c := Chain{
+		Names:    make(map[string]bool, len(prev.Names)),
+		Dirs:     slices.Clone(prev.Dirs[:st.dirs]),
+		Searched: slices.Clone(prev.Searched[:st.searched]),
+		Hops:     slices.Clone(prev.Hops[:st.hops]),
+		steps:    slices.Clone(prev.steps[:k]),
+	}
+	for _, before := range c.steps {
+		c.Names[before.path] = true
+	}
+	c.walk(abs, st.cur, st.rest, before)
+	return c
+}
+
+// step is one name a resolution looked up, and where its walk stood then:
+// what Resume needs to take the walk up there.
+type step struct {
+	path                 string   // the name looked up
+	cur                  string   // the directory it was looked up in
+	rest                 []string // the names left to look up, its own first
+	dirs, searched, hops int      // how many Dirs, Searched and Hops were found before it
+}
+
+// walk looks up rest, one name at a time, from cur.
+func (c *Chain) walk(abs, cur string, rest []string, before func(path string)) {
 	for len(rest) > 0 {
 		name := rest[0]
-		rest = rest[1:]
 		if name == ".." {
 			cur = filepath.Dir(cur)
+			rest = rest[1:]
 			continue
 		}
 		next := filepath.Join(cur, name)
+		c.steps = append(c.steps, step{path: next, cur: cur, rest: rest, dirs: len(c.Dirs), searched: len(c.Searched), hops: len(c.Hops)})
+		rest = rest[1:]
 		c.Names[next] = true
 		if !slices.Contains(c.Searched, cur) {
 			c.Searched = append(c.Searched, cur)
@@ -71,7 +122,7 @@ func Resolve(abs string, before func(path string)) Chain {
 		info, err := os.Lstat(next)
 		if err != nil {
 			c.fail(cur, err)
-			return c
+			return
 		}
 		switch {
 		case info.Mode()&fs.ModeSymlink != 0:
@@ -82,7 +133,7 @@ func Resolve(abs string, before func(path string)) Chain {
 			}
 			if err != nil {
 				c.fail(cur, err)
-				return c
+				return
 			}
 			c.Hops = append(c.Hops, Hop{Link: next, Target: target, ModTime: info.ModTime()})
 			var names []string
@@ -100,7 +151,7 @@ func Resolve(abs string, before func(path string)) Chain {
 			c.Real = next
 		case !info.IsDir():
 			c.fail(cur, &fs.PathError{Op: "resolve", Path: next, Err: syscall.ENOTDIR})
-			return c
+			return
 		default:
 			cur = next
 		}
@@ -109,7 +160,17 @@ func Resolve(abs string, before func(path string)) Chain {
 		c.Real = cur
 		c.addDir(filepath.Dir(cur))
 	}
-	return c
+}
+
+// clone returns a copy of c that shares nothing it could change.
+func (c *Chain) clone() Chain {
+	o := *c
+	o.Names = maps.Clone(c.Names)
+	o.Dirs = slices.Clone(c.Dirs)
+	o.Searched = slices.Clone(c.Searched)
+	o.Hops = slices.Clone(c.Hops)
+	o.steps = slices.Clone(c.steps)
+	return o
 }
 
 // Relevant reports whether an event on name can change what the path

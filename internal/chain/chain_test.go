@@ -104,3 +104,97 @@ func TestRootSplitsAtTheRoot(t *testing.T) {
 		}
 	}
 }
+
+// FuzzResume builds a tree as FuzzResolve does, resolves a path, then
+// changes the tree, and checks that Resume, told which names changed (as a
+// watcher's events name them), finds what a fresh Resolve finds.
+func FuzzResume(f *testing.F) {
+	f.Add([]byte{0, 0, 2, 1, 0, 3, 1, 2, 2, 0}, []byte{4, 0, 2, 1, 0, 2})
+	f.Add([]byte{3, 1, 0, 1, 0, 7, 0, 7, 2, 5}, []byte{5, 1, 0, 0, 0, 3})
+	f.Fuzz(func(t *testing.T, program, changes []byte) {
+		root := t.TempDir()
+		for _, d := range fuzzDirs[1:] {
+			if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		apply := func(prog []byte, touched map[string]bool) {
+			for i := 0; i+2 < len(prog); i += 3 {
+				op, a, b := prog[i], int(prog[i+1]), int(prog[i+2])
+				at := filepath.Join(root, fuzzDirs[a%len(fuzzDirs)], fuzzNames[b%len(fuzzNames)])
+				target := fuzzTargets[int(op>>3)%len(fuzzTargets)]
+				touched[at] = true
+				switch op % 6 {
+				case 0:
+					_ = os.WriteFile(at, []byte(at), 0o644)
+				case 1:
+					_ = os.Symlink(target, at)
+				case 2:
+					_ = os.Symlink(filepath.Join(root, target), at)
+				case 3:
+					_ = os.Mkdir(at, 0o755)
+				case 4:
+					_ = os.RemoveAll(at)
+				case 5:
+					touched[at+"~"] = true
+					_ = os.Rename(at, at+"~")
+				}
+			}
+		}
+		apply(program, map[string]bool{})
+		q := root + "/" + fuzzQueries[len(program)%len(fuzzQueries)]
+		prev := Resolve(q, nil)
+		touched := map[string]bool{}
+		apply(changes, touched)
+
+		got := Resume(q, &prev, func(p string) bool { return touched[p] }, nil)
+		want := Resolve(q, nil)
+		if got.Real != want.Real || (got.Err == nil) != (want.Err == nil) || !got.Same(&want) || !slices.Equal(got.Hops, want.Hops) {
+			t.Fatalf("%s after %v: resumed %+v, resolved %+v", q, touched, got, want)
+		}
+	})
+}
+
+// Resume with nothing changed looks nothing up; with everything changed,
+// it resolves afresh.
+func TestResumeLooksUpOnlyWhatChanged(t *testing.T) {
+	root := t.TempDir()
+	vol := filepath.Join(root, "vol")
+	for _, d := range []string{"..1", "..2"} {
+		if err := os.MkdirAll(filepath.Join(vol, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(vol, d, "key"), []byte(d), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.Symlink("..1", filepath.Join(vol, "..data")))
+	must(os.Symlink("..data/key", filepath.Join(vol, "key")))
+	q := filepath.Join(vol, "key")
+	prev := Resolve(q, nil)
+
+	var looked []string
+	note := func(p string) { looked = append(looked, p) }
+	same := Resume(q, &prev, func(string) bool { return false }, note)
+	if len(looked) != 0 || !same.Same(&prev) {
+		t.Fatalf("nothing changed, yet looked up %v", looked)
+	}
+
+	// A kubelet swap: only ..data and what follows it are looked up again.
+	must(os.Symlink("..2", filepath.Join(vol, "..data_tmp")))
+	must(os.Rename(filepath.Join(vol, "..data_tmp"), filepath.Join(vol, "..data")))
+	got := Resume(q, &prev, func(p string) bool { return p == filepath.Join(vol, "..data") }, note)
+	want := []string{filepath.Join(vol, "..data"), filepath.Join(vol, "..2"), filepath.Join(vol, "..2", "key")}
+	if !slices.Equal(looked, want) {
+		t.Fatalf("looked up %v, want %v", looked, want)
+	}
+	if got.Real != filepath.Join(vol, "..2", "key") {
+		t.Fatalf("resumed to %s", got.Real)
+	}
+}
