@@ -58,6 +58,7 @@ type sight struct {
 	swapped  time.Time    // when swap was made: when that payload was swapped in
 	atomic   bool         // whole updates arrive at once (one file, or a kubelet swap): no need to wait for a set to settle
 	chain    *chain.Chain // the resolution it came from, to be resumed; nil for a set
+	file     fs.FileInfo  // the file it led to, for one file: what a read right after it should find
 }
 
 // relevant reports whether an event on name can change what the subject
@@ -123,7 +124,7 @@ func (f *fileSubject) resolve(before func(string), prev *sight, changed func(str
 	} else {
 		c = chain.Resolve(f.abs, before)
 	}
-	v := sight{names: c.Names, dirs: c.Dirs, searched: c.Searched, home: c.Home(), atomic: true, chain: &c}
+	v := sight{names: c.Names, dirs: c.Dirs, searched: c.Searched, home: c.Home(), atomic: true, chain: &c, file: c.RealInfo}
 	if c.Real != "" {
 		v.files = []string{c.Real}
 	}
@@ -163,6 +164,12 @@ func (f *fileSubject) read(why Reason, via *sight) reading {
 		}
 		c.sig = signOf(0, "", c.info)
 		if link == "" {
+			break
+		}
+		if via != nil && before == via.gen && via.file != nil && os.SameFile(c.info, via.file) {
+			// The file the resolution found in that payload: no swap fell
+			// between the two.
+			c.gen, c.vol, c.swapped = before, filepath.Dir(link), swapped
 			break
 		}
 		after := kubeletGeneration(link)

@@ -39,6 +39,7 @@ type Hop struct {
 // all of them sees that.
 type Chain struct {
 	Real     string          // symlink-free path of the file; "" if resolution failed
+	RealInfo fs.FileInfo     // its lstat, when resolution looked it up
 	Dirs     []string        // directories to watch, symlink-free
 	Searched []string        // every directory a name was looked up in, Dirs among them
 	Names    map[string]bool // every path looked up, symlink-free
@@ -148,7 +149,7 @@ func (c *Chain) walk(abs, cur string, rest []string, before func(path string)) {
 			rest = append(names, rest...)
 		case len(rest) == 0:
 			c.addDir(cur)
-			c.Real = next
+			c.Real, c.RealInfo = next, info
 		case !info.IsDir():
 			c.fail(cur, &fs.PathError{Op: "resolve", Path: next, Err: syscall.ENOTDIR})
 			return
