@@ -17,6 +17,7 @@ type content struct {
 	sig     signature         // the stat it was read at, for the cheap re-check
 	info    fs.FileInfo       // a file's fstat
 	mtime   time.Time         // the file's modification time; a set's newest
+	torn    bool              // a file cut short as it was read: a writer is at work
 }
 
 // member is one file of a set, as read.

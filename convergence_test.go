@@ -306,21 +306,23 @@ func (w *world) inPlace(data string, appending bool) error {
 	w.done.add(string(before) + data)
 	pieces := 1 + w.rng.IntN(3)
 	step := len(data)/pieces + 1
+	var wrote time.Time
 	for i := 0; i < len(data); i += step {
+		if i > 0 {
+			time.Sleep(time.Duration(w.rng.IntN(3)) * time.Millisecond)
+			if time.Since(wrote) >= midWritePause {
+				// Held up (by the sleep, or by the machine's load anywhere
+				// between two writes) past what a writer may pause
+				// mid-write holding the file open before its part may be
+				// read: the documented exception.
+				w.done.add(string(before) + data[:i])
+			}
+		}
 		if _, err := f.WriteString(data[i:min(i+step, len(data))]); err != nil {
 			f.Close()
 			return err
 		}
-		if i+step < len(data) {
-			paused := time.Now()
-			time.Sleep(time.Duration(w.rng.IntN(3)) * time.Millisecond)
-			if time.Since(paused) >= midWritePause {
-				// Held up (by the machine's load) past what a writer may
-				// pause mid-write holding the file open before its part
-				// may be read: the documented exception.
-				w.done.add(string(before) + data[:i+step])
-			}
-		}
+		wrote = time.Now()
 	}
 	return f.Close()
 }

@@ -37,7 +37,10 @@ func readFile(abs, name string, limit int64) (content, error) {
 	if int64(len(data)) > limit {
 		return content{}, tooLarge(name, int64(len(data)), limit)
 	}
-	return content{data: data, sum: sha256.Sum256(data), info: info, mtime: info.ModTime()}, nil
+	// Fewer bytes than fstat said: the file was cut short as it was read,
+	// by a writer's truncation.
+	torn := info.Size() > 0 && int64(len(data)) < info.Size()
+	return content{data: data, sum: sha256.Sum256(data), info: info, mtime: info.ModTime(), torn: torn}, nil
 }
 
 // readAtMost reads r to its end, or until it has read limit+1 bytes, which

@@ -63,6 +63,11 @@ const (
 	doubtful trust = iota
 	// believed: a wait is over; what is read is what the file is.
 	believed
+	// quieted: in-place writes went a window without another, where no
+	// close will say the writer is done: believed as a wait's end is, but
+	// an empty file, which is what a writer's truncation leaves, is
+	// doubted for a window more (its writes' events may not have come).
+	quieted
 	// closedByWriter: the writer closed the file; what is read is what it
 	// wrote, once no later writer is known to have started.
 	closedByWriter
@@ -221,6 +226,8 @@ func (q *settle) fired() (Reason, trust) {
 		t = capped
 	case q.state == writing:
 		t = heldOpen
+	case q.state == quieting || q.state == guessing:
+		t = quieted
 	}
 	q.state, q.timer = settled, nil
 	return q.why, t

@@ -386,11 +386,12 @@ func (s *session) classifyTouch(ev event) eventKind {
 
 // eventsLost takes the notifier's word that events were lost, a writer's
 // close or another's writes perhaps among them: every watch is renewed and
-// the file looked at again, no close taken before vouches for what is read,
-// and a wait for a close becomes a wait for quiet.
+// the file looked at again, from the root, as where no watch saw writers;
+// no close taken before vouches for what is read, and a wait for a close
+// becomes a wait for quiet.
 func (s *session) eventsLost() {
 	s.rewatchAll, s.lookAgain, s.readNow = true, true, false
-	s.touchedAll = true
+	s.touchedAll, s.lookFresh = true, true // writers may have begun unseen
 	s.settle.closeLost()
 }
 
@@ -820,11 +821,16 @@ func (s *session) offer(r reading, t trust, fresh bool) {
 	case t == heldOpen && doubted && r.err == nil:
 		s.settle.emptyWhileOpen(r.why)
 		return
-	case (t == doubtful || t == heldOpen) && doubted:
+	case (t == doubtful || t == heldOpen || t == quieted && r.err == nil) && doubted:
 		s.settle.doubt(r.why)
 		return
 	case t == capped:
-	case t == believed && lately(s.settle.window), t == heldOpen && lately(s.writerPause()):
+	case r.err == nil && r.c.torn && waits:
+		// A writer truncated the file as it was read: wait for it, as for
+		// one no event told of (its event may not have come yet).
+		s.awaitUnseenWriter(r.why)
+		return
+	case (t == believed || t == quieted) && lately(s.settle.window), t == heldOpen && lately(s.writerPause()):
 		// The wait was quiet only because the writes' events had not come
 		// yet: the file says it was written within it.
 		s.settle.resume(s.caps.closes)
