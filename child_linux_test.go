@@ -68,6 +68,9 @@ func asNobody(t *testing.T, env ...string) bool {
 // test if the child fails.
 func runChild(t *testing.T, attr *syscall.SysProcAttr, env ...string) {
 	t.Helper()
+	// The child is a process of its own, with its own hub, limits and
+	// mounts; the parent only waits for it, so it waits beside others.
+	t.Parallel()
 	cmd := childCommand(t, attr, env...)
 	out, err := cmd.CombinedOutput()
 	t.Logf("child:\n%s", indent(string(out)))

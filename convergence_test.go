@@ -45,6 +45,9 @@ var (
 const sampleSeed = 1
 
 func TestConvergence(t *testing.T) {
+	// Every delivery is judged by what was written, not by when: the test
+	// may share the machine with others.
+	t.Parallel()
 	seed := *convSeed
 	if s := os.Getenv("KEEPWATCH_SEED"); s != "" {
 		n, err := strconv.ParseUint(s, 10, 64)

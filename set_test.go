@@ -86,6 +86,7 @@ func TestAGlobSetFollowsFilesComingAndGoing(t *testing.T) {
 // generations, however fast the updates come, and the last one is
 // delivered, with its generation.
 func TestAKubeletSetNeverMixesGenerations(t *testing.T) {
+	t.Parallel() // its own volume; it judges content, not time
 	payload := func(n int) map[string]string {
 		return map[string]string{
 			"policy.yaml": fmt.Sprintf("policy_generation: %d\n", n),
