@@ -14,21 +14,18 @@ SOAK        ?= 10m
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
 
-# issue 21: README.md's Go blocks do not compile yet; empty this once they do.
-DOCS_ALLOW_BROKEN := README.md
-
 test: ## vet, then run every test with the race detector (the FUSE and docs modules' too)
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
 	cd tests/fuse && $(GO) vet ./... && $(GO) test -race -count=1 ./...
-	cd tests/docs && $(GO) vet . && $(GO) test -count=1 . && $(GO) run . -allow-broken '$(DOCS_ALLOW_BROKEN)'
+	cd tests/docs && $(GO) vet . && $(GO) test -count=1 . && $(GO) run .
 
 test-fsnotify: ## the root package's tests through fsnotify's backend, as on macOS, BSD and Windows
 	$(GO) test -race -count=1 . -args -backend=fsnotify
 
 WINEPREFIX  ?= $(CURDIR)/bin/wine
 
-# Not in CI: Wine is not Windows (see the README's Platforms), and this needs
+# Not in CI: Wine is not Windows (see docs/platforms.md), and this needs
 # apt-get install wine64 gcc-mingw-w64-x86-64.
 test-wine: ## the root package's tests as a Windows binary, under Wine
 	@mkdir -p $(WINEPREFIX)/drive_c/windows/system32

@@ -30,7 +30,7 @@ import (
 )
 
 // Benchmarks of keepwatch against koanf's stock file provider, in the same
-// run. `make bench` runs them and prints a table; BENCHMARKS.md has the
+// run. `make bench` runs them and prints a table; docs/benchmarks.md has the
 // latest. Latencies are reported as percentiles over the b.N updates, so
 // run them with a fixed count: go test -bench . -benchtime 200x.
 

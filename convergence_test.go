@@ -248,7 +248,7 @@ func (w *world) kubelet(removeThenCreate bool) error {
 	// it again. A watch that finds a payload it saw no write to takes it
 	// for whole if it was written no later than the swap; an edit in place
 	// made in the same tick of the filesystem's clock as the swap cannot be
-	// told from the payload's own writing (RELIABILITY.md). The next
+	// told from the payload's own writing (docs/reliability.md). The next
 	// operation, which may edit the payload in place, comes a tick later.
 	defer time.Sleep(kubeletTick)
 	payload := map[string]string{"config.yaml": w.next(), "other.yaml": "other\n"}

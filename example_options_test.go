@@ -237,7 +237,7 @@ func ExampleWithContentHash() {
 
 // Stats feed any metrics system without keepwatch importing it. With
 // Prometheus, a prometheus.Collector's Collect sends the same figures with
-// prometheus.MustNewConstMetric (see the README); here they are written in
+// prometheus.MustNewConstMetric (see docs/operating.md); here they are written in
 // the text exposition format.
 func ExampleFile_Stats_prometheus() {
 	path, cleanup := exampleFile("v: 1\n")

@@ -15,5 +15,6 @@ import (
 	_ "github.com/knadh/koanf/providers/env/v2"
 	_ "github.com/knadh/koanf/providers/file"
 	_ "github.com/knadh/koanf/v2"
+	_ "github.com/prometheus/client_golang/prometheus"
 	_ "github.com/stretchr/testify/require"
 )
