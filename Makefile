@@ -9,15 +9,24 @@ STATICCHECK := $(BIN)/staticcheck
 
 SOAK        ?= 10m
 
-.PHONY: help test test-fsnotify test-wine demo bench profile lint soak fuzz
+.PHONY: help test test-library test-fuse test-docs test-fsnotify test-wine demo bench profile lint soak fuzz
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
 
-test: ## vet, then run every test with the race detector (the FUSE and docs modules' too)
+test: ## vet, then run every test with the race detector (the FUSE and docs modules' too, beside the library's)
 	$(GO) vet ./...
+	@$(MAKE) --no-print-directory -j3 --output-sync=target test-library test-fuse test-docs
+
+# The three run at once: the library's tests mostly wait (on the kernel, on
+# child processes), and the other two modules' builds fill the time.
+test-library:
 	$(GO) test -race -count=1 ./...
+
+test-fuse:
 	cd tests/fuse && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+
+test-docs:
 	cd tests/docs && $(GO) vet . && $(GO) test -count=1 . && $(GO) run .
 
 test-fsnotify: ## the root package's tests through fsnotify's backend, as on macOS, BSD and Windows
