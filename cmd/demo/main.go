@@ -114,6 +114,9 @@ type step struct {
 	blind string
 	// dies: what may end the stock provider's watch during this update.
 	dies string
+	// gens: how many generations the update writes (the last is the one
+	// to deliver); 0 means 1.
+	gens int
 	do   func(gen int) error
 }
 
@@ -121,61 +124,45 @@ type step struct {
 const kubeletRace = "it resolves the symlinks again at each event and ends its watch at the first " +
 	"failure; here the update removed the old payload while a resolution still went through it"
 
-func run(out io.Writer) error {
-	root, err := os.MkdirTemp("", "keepwatch-demo-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(root)
-	dir := filepath.Join(root, "config")
-	payload := func(gen int) map[string]string {
-		return map[string]string{key: strings.Replace(defaultConfig, "generation: 0", fmt.Sprintf("generation: %d", gen), 1)}
-	}
-	vol, err := kubevol.New(dir, payload(0))
-	if err != nil {
-		return err
-	}
-	path := vol.Path(key)
+// volume is the demo's ConfigMap volume; an update may make it anew.
+type volume struct {
+	dir, path string
+	v         *kubevol.Volume
+}
 
-	quiet := slog.New(slog.DiscardHandler)
-	kw := &tracker{p: keepwatch.Provider(path, keepwatch.WithLogger(quiet))}
-	st := &tracker{p: stock.Provider(path), endsOnError: true}
-	for _, t := range []*tracker{kw, st} {
-		k := koanf.New(".")
-		if err := k.Load(t.p, yaml.Parser()); err != nil {
-			return err
-		}
-		if err := t.start(); err != nil {
-			return err
-		}
-		defer t.p.Unwatch()
-	}
+// payload is the volume's content at generation gen.
+func payload(gen int) map[string]string {
+	return map[string]string{key: strings.Replace(defaultConfig, "generation: 0", fmt.Sprintf("generation: %d", gen), 1)}
+}
 
-	kubeletUpdate := func(g int) error { _, err := vol.Update(payload(g)); return err }
-	steps := []step{
+func (v *volume) update(gen int) error {
+	_, err := v.v.Update(payload(gen))
+	return err
+}
+
+// steps are the updates the demo makes, in order.
+func (v *volume) steps() []step {
+	return []step{
 		{
-			name: "kubelet update (..data renamed over)", kubelet: true, do: kubeletUpdate, dies: kubeletRace,
+			name: "kubelet update (..data renamed over)", kubelet: true, do: v.update, dies: kubeletRace,
 			what: "What kubelet does on every change of a ConfigMap or Secret: it writes the new payload " +
 				"into a new ..<timestamp> directory, renames a ..data_tmp symlink to it over ..data, " +
 				"and removes the old payload.",
 		},
 		{
-			name: "edit of the file behind the symlinks", do: func(g int) error { return writeInPlace(path, payload(g)[key]) },
+			name: "edit of the file behind the symlinks", do: func(g int) error { return writeInPlace(v.path, payload(g)[key]) },
 			what: "Someone on the node rewrites ..<timestamp>/config.yaml in place, in two pieces 20 ms " +
 				"apart. Not kubelet, which never edits a payload; a pod's mount is read-only. keepwatch " +
 				"reads it when the writer closes it.",
 			blind: "it watches the volume directory only: the write is in the payload directory below it, " +
 				"so no event names a name it watches, and it sees nothing",
 		},
+		{name: "kubelet update", kubelet: true, do: v.update, dies: kubeletRace, what: "As 1."},
 		{
-			name: "kubelet update", kubelet: true, do: kubeletUpdate, dies: kubeletRace,
-			what: "As 1.",
-		},
-		{
-			name: "5 kubelet updates back to back", kubelet: true, dies: kubeletRace,
+			name: "5 kubelet updates back to back", kubelet: true, dies: kubeletRace, gens: 5,
 			do: func(g int) error {
 				for i := g - 4; i <= g; i++ {
-					if err := kubeletUpdate(i); err != nil {
+					if err := v.update(i); err != nil {
 						return err
 					}
 				}
@@ -187,31 +174,28 @@ func run(out io.Writer) error {
 				"newer one replaced before it was read is skipped).",
 		},
 		{
-			name: "..data removed, then created", do: func(g int) error { return vol.SwapRemoveCreate(payload(g), 10*time.Millisecond) },
+			name: "..data removed, then created", do: func(g int) error { return v.v.SwapRemoveCreate(payload(g), 10*time.Millisecond) },
 			what: "The payload switched by removing ..data and creating it again 10 ms later. Not what " +
 				"kubelet does on Linux (it renames over ..data); kubelet on Windows does, and a sync " +
 				"tool or an operator might.",
 			dies: "it resolves the symlinks again at each event and ends its watch at the first failure; " +
 				"here ..data was missing for 10 ms",
 		},
-		{
-			name: "kubelet update", kubelet: true, do: kubeletUpdate, dies: kubeletRace,
-			what: "As 1.",
-		},
+		{name: "kubelet update", kubelet: true, do: v.update, dies: kubeletRace, what: "As 1."},
 		{
 			name: "key removed, then written as a plain file", do: func(g int) error {
-				if err := os.Remove(path); err != nil {
+				if err := os.Remove(v.path); err != nil {
 					return err
 				}
 				time.Sleep(10 * time.Millisecond)
-				return os.WriteFile(path, []byte(payload(g)[key]), 0o644)
+				return os.WriteFile(v.path, []byte(payload(g)[key]), 0o644)
 			},
 			what: "The config.yaml symlink replaced by a regular file, 10 ms later. Not kubelet; " +
 				"a person or a tool (a hand-made layout, an init container) might.",
 			dies: "it ends its watch when the file it watches is removed",
 		},
 		{
-			name: "in-place edit (truncate, then write)", do: func(g int) error { return writeInPlace(path, payload(g)[key]) },
+			name: "in-place edit (truncate, then write)", do: func(g int) error { return writeInPlace(v.path, payload(g)[key]) },
 			what: "The plain file of 7 truncated and written in two pieces 20 ms apart, as an editor, " +
 				"a shell redirect or a slow writer does. Not kubelet. keepwatch reads it when the " +
 				"writer closes it, never half-written.",
@@ -219,11 +203,12 @@ func run(out io.Writer) error {
 		},
 		{
 			name: "volume directory removed and recreated", do: func(g int) error {
-				if err := os.RemoveAll(dir); err != nil {
+				if err := os.RemoveAll(v.dir); err != nil {
 					return err
 				}
 				time.Sleep(10 * time.Millisecond)
-				vol, err = kubevol.New(dir, payload(g))
+				var err error
+				v.v, err = kubevol.New(v.dir, payload(g))
 				return err
 			},
 			what: "The whole directory deleted, and made again as kubelet makes a new volume, 10 ms " +
@@ -231,10 +216,37 @@ func run(out io.Writer) error {
 			dies: "it ends its watch when the file it watches is removed, or a resolution fails",
 		},
 	}
+}
+
+func run(out io.Writer) error {
+	root, err := os.MkdirTemp("", "keepwatch-demo-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(root)
+	vol := &volume{dir: filepath.Join(root, "config")}
+	if vol.v, err = kubevol.New(vol.dir, payload(0)); err != nil {
+		return err
+	}
+	vol.path = vol.v.Path(key)
+
+	quiet := slog.New(slog.DiscardHandler)
+	kw := &tracker{p: keepwatch.Provider(vol.path, keepwatch.WithLogger(quiet))}
+	st := &tracker{p: stock.Provider(vol.path), endsOnError: true}
+	for _, t := range []*tracker{kw, st} {
+		k := koanf.New(".")
+		if err := k.Load(t.p, yaml.Parser()); err != nil {
+			return err
+		}
+		if err := t.start(); err != nil {
+			return err
+		}
+		defer t.p.Unwatch()
+	}
 
 	fmt.Fprintln(out, "keepwatch demo: keepwatch and koanf's stock file provider (providers/file v1.2.1) watch")
 	fmt.Fprintln(out, "<volume>/config.yaml in a ConfigMap volume made the way kubelet makes one, where <volume> is")
-	fmt.Fprintf(out, "%s. Each update bumps `generation`; \"yes\" means the application's\n", dir)
+	fmt.Fprintf(out, "%s. Each update bumps `generation`; \"yes\" means the application's\n", vol.dir)
 	fmt.Fprintln(out, "callback loaded that generation, and the latency runs from the start of the update to that")
 	fmt.Fprintln(out, "reload. \"kubelet?\" says whether Linux kubelet makes such an update; the notes under the")
 	fmt.Fprintln(out, "table say what each update is.")
@@ -242,29 +254,28 @@ func run(out io.Writer) error {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tupdate\tkubelet?\tkeepwatch\tkoanf stock provider")
 	fmt.Fprintln(tw, "\t\t\treloaded?  latency\treloaded?  latency")
-	gen, kwOK, stOK, stDied := 0, 0, 0, 0
-	var stLastErr string // the error that ended the stock provider's watch
-	var notes []string
+	steps := vol.steps()
+	var (
+		gen, kwOK, stOK int
+		fate            stockFate
+		notes           []string
+	)
 	for i, s := range steps {
 		row := i + 1
-		gen++
-		if strings.HasPrefix(s.name, "5 ") {
-			gen += 4
-		}
-		want := fmt.Sprint(gen)
+		gen += max(1, s.gens)
 		nkw, ekw := kw.counts()
 		nst, est := st.counts()
 		start := time.Now()
 		if err := s.do(gen); err != nil {
 			return fmt.Errorf("step %d: %w", row, err)
 		}
-		kwRes := await(kw, nkw, ekw, want, start, 5*time.Second)
-		stRes := await(st, nst, est, want, start, time.Second)
+		kwRes := await(kw, nkw, ekw, fmt.Sprint(gen), start, 5*time.Second)
+		stRes := await(st, nst, est, fmt.Sprint(gen), start, time.Second)
 		// Let the events of the update play out, so that what they do to
 		// a provider shows in this row, not the next.
 		time.Sleep(50 * time.Millisecond)
-		if _, errs := st.since(nst, est); len(errs) > 0 && stDied == 0 {
-			stDied, stLastErr = row, strings.ReplaceAll(errs[0].Error(), dir, "<volume>")
+		if _, errs := st.since(nst, est); len(errs) > 0 && fate.diedAt == 0 {
+			fate.diedAt, fate.lastErr = row, strings.ReplaceAll(errs[0].Error(), vol.dir, "<volume>")
 		}
 		if kwRes.ok {
 			kwOK++
@@ -272,30 +283,13 @@ func run(out io.Writer) error {
 		if stRes.ok {
 			stOK++
 		}
-		stText := stRes.String()
-		note := s.what
-		switch {
-		case stRes.ok && stDied == row:
-			stText += "  then its watch ended"
-			note += fmt.Sprintf(" Stock: %s. Its watch ended just after the reload; its callback's last error: %q.", s.dies, stLastErr)
-		case stRes.ok:
-		case stDied == row:
-			stText = "NO   its watch ended"
-			note += fmt.Sprintf(" Stock: %s. Its callback's last error: %q.", s.dies, stLastErr)
-		case stDied > 0:
-			stText = fmt.Sprintf("NO   its watch ended at %d", stDied)
-		case s.blind != "":
-			stText = "NO   saw nothing"
-			note += " Stock: " + s.blind + "."
-		default:
-			stText = "NO   nothing within 1 s"
-		}
+		stText, why := fate.explain(s, row, stRes)
 		kubelet := "no"
 		if s.kubelet {
 			kubelet = "yes"
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", row, s.name, kubelet, kwRes, stText)
-		notes = append(notes, note)
+		notes = append(notes, s.what+why)
 	}
 	tw.Flush()
 	fmt.Fprintln(out, "\nWhat each update is:")
@@ -303,8 +297,8 @@ func run(out io.Writer) error {
 		fmt.Fprint(out, wrap(fmt.Sprintf("%d. ", i+1), n, 96))
 	}
 	fmt.Fprintf(out, "\nkeepwatch delivered %d of %d updates; koanf's stock provider delivered %d of %d", kwOK, len(steps), stOK, len(steps))
-	if stDied > 0 {
-		fmt.Fprintf(out, ",\nand stopped watching for good at update %d: its watch ends at its first error, and nothing\nre-arms it unless the application calls Watch again.\n", stDied)
+	if fate.diedAt > 0 {
+		fmt.Fprintf(out, ",\nand stopped watching for good at update %d: its watch ends at its first error, and nothing\nre-arms it unless the application calls Watch again.\n", fate.diedAt)
 	} else {
 		fmt.Fprintln(out, ".")
 	}
@@ -314,6 +308,32 @@ func run(out io.Writer) error {
 		return fmt.Errorf("keepwatch missed %d of %d updates", len(steps)-kwOK, len(steps))
 	}
 	return nil
+}
+
+// stockFate is what became of the stock provider's watch.
+type stockFate struct {
+	diedAt  int    // the update its watch ended at; 0 while it watches
+	lastErr string // its callback's error then, the volume's path shortened
+}
+
+// explain returns the stock provider's cell for a row, and what the row's
+// note says of it.
+func (f stockFate) explain(s step, row int, r result) (cell, note string) {
+	cell = r.String()
+	switch {
+	case r.ok && f.diedAt == row:
+		return cell + "  then its watch ended",
+			fmt.Sprintf(" Stock: %s. Its watch ended just after the reload; its callback's last error: %q.", s.dies, f.lastErr)
+	case r.ok:
+		return cell, ""
+	case f.diedAt == row:
+		return "NO   its watch ended", fmt.Sprintf(" Stock: %s. Its callback's last error: %q.", s.dies, f.lastErr)
+	case f.diedAt > 0:
+		return fmt.Sprintf("NO   its watch ended at %d", f.diedAt), ""
+	case s.blind != "":
+		return "NO   saw nothing", " Stock: " + s.blind + "."
+	}
+	return "NO   nothing within 1 s", ""
 }
 
 // wrap renders text after prefix, in lines of at most width characters,
