@@ -112,8 +112,10 @@ func (s *FileSet) Read() (map[string]any, error) {
 	return out, nil
 }
 
-// ReadBytes is not supported: a set has no single content. Load it with a
-// nil parser, so that koanf calls Read.
+// ReadBytes is not supported: a set has no single content. koanf calls it
+// for k.Load(set, parser) with a parser; load a set with a nil parser,
+// k.Load(set, nil), so that koanf calls Read, which parses each file with
+// the set's own parser.
 func (s *FileSet) ReadBytes() ([]byte, error) {
 	return nil, errSetBytes
 }
@@ -156,9 +158,15 @@ func (s *FileSet) Stats() Stats {
 	return s.snapshot()
 }
 
+// Misuse of a set, which a program fixes rather than handles: the texts
+// name the right call.
 var (
-	errSetBytes = errors.New("keepwatch: a file set has no single content")
-	errNoParser = errors.New("keepwatch: no parser")
+	// errSetBytes: k.Load(set, parser), the habit from single files, asks
+	// for the set's bytes.
+	errSetBytes = errors.New("keepwatch: a file set has no single content: load it with k.Load(set, nil)")
+	// errNoParser: the set was made with a nil parser, and has none to
+	// parse its files with.
+	errNoParser = errors.New("keepwatch: a file set needs a parser: give one to Set or Glob")
 )
 
 // setSubject is a set of files in one directory.

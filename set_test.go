@@ -23,12 +23,33 @@ func TestASetMergesItsFilesInOrder(t *testing.T) {
 	require.NoError(t, k.Load(Set(dir, []string{"base.yaml", "override.yaml"}, yaml.Parser()), nil))
 	assert.Equal(t, map[string]any{"a": 1, "b": map[string]any{"x": 1, "y": 2}, "c": 3}, k.Raw())
 
-	_, err := Set(dir, []string{"base.yaml"}, yaml.Parser()).ReadBytes()
-	assert.Error(t, err, "a set has no single content")
-
 	write(t, filepath.Join(dir, "broken.yaml"), "a: [\n")
-	_, err = Set(dir, []string{"base.yaml", "broken.yaml"}, yaml.Parser()).Read()
+	_, err := Set(dir, []string{"base.yaml", "broken.yaml"}, yaml.Parser()).Read()
 	assert.ErrorContains(t, err, "broken.yaml")
+}
+
+// k.Load(set, yaml.Parser()), the habit from single files, makes koanf ask
+// the set for bytes; the error names the call that works. A set made
+// without a parser says where the parser goes.
+func TestLoadingASetWithAParserNamesTheRightCall(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "base.yaml"), "a: 1\n")
+	set := Set(dir, []string{"base.yaml"}, yaml.Parser())
+
+	k := koanf.New(".")
+	err := k.Load(set, yaml.Parser())
+	require.ErrorIs(t, err, errSetBytes)
+	assert.EqualError(t, err, "keepwatch: a file set has no single content: load it with k.Load(set, nil)")
+	assert.Empty(t, k.Raw(), "nothing loaded")
+	_, err = set.ReadBytes()
+	assert.ErrorIs(t, err, errSetBytes)
+
+	require.NoError(t, k.Load(set, nil), "the call the error names")
+	assert.Equal(t, 1, k.Int("a"))
+
+	err = koanf.New(".").Load(Set(dir, []string{"base.yaml"}, nil), nil)
+	require.ErrorIs(t, err, errNoParser)
+	assert.EqualError(t, err, "read "+dir+": keepwatch: a file set needs a parser: give one to Set or Glob")
 }
 
 func TestAGlobSetTakesItsFilesInLexicalOrder(t *testing.T) {
