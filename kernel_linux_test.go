@@ -416,3 +416,23 @@ func TestAfterAnAncestorSwapWritesInTheNewTreeAreSeen(t *testing.T) {
 		})
 	}
 }
+
+// A volume directory removed and made again (by a tool that provisions
+// it) before the removal is reported: the watches added again find the
+// file missing, which leaves no writer to wait for, so the volume's making
+// is read on its own events. With a quiet window of an hour, a wait for
+// quiet would not end within the test.
+func TestAVolumeMadeAgainIsReadOnTheEventsOfItsMaking(t *testing.T) {
+	needCaps(t, caps{closes: true}, "a writer close")
+	dir := filepath.Join(t.TempDir(), "config")
+	path := newVolume(t, dir, config(0)).path("config.yaml")
+	_, r := watchedByEvents(t, path, WithQuietWindow(time.Hour))
+	for i := 1; i <= 3; i++ {
+		require.NoError(t, os.RemoveAll(dir))
+		start := time.Now()
+		newVolume(t, dir, config(i))
+		r.waitContent(t, config(i)["config.yaml"])
+		r.logDelay(t, "volume made again", start)
+	}
+	assert.Len(t, r.contents(), 3, "each volume once: %s", r)
+}

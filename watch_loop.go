@@ -64,6 +64,7 @@ type session struct {
 	wanted  map[string]bool  // paths whose events the notifier was asked for
 	refused map[string]error // paths a watch was refused on, and why; tried again at each look
 	sig     signature        // the stat of the last read believed; zero if it failed
+	readSig signature        // the stat of the last read made, believed or not; zero if it failed
 	info    fs.FileInfo      // the file of the last read believed; nil for a set, or if it failed
 
 	writes       int             // in-place writes seen, counted to tell whether a writer began
@@ -526,11 +527,14 @@ func (s *session) refresh(why Reason, t trust) error {
 				// at what no watch saw being written.
 				s.lookAgain, s.lookFresh = true, true
 				s.touchedAll = true // no event says where
-			case s.changedSinceRead():
+			case s.writtenSinceRead():
 				// The file changed where no watch saw it: a writer may be
 				// at work there, unseen. Its writes from now on come as
-				// events; give it a window.
-				s.settle.guess(ReasonEvent)
+				// events; look again as where no watch saw writers, which
+				// waits for one only if the file says it was written
+				// lately (a kubelet payload older than its ..data link
+				// was not).
+				s.lookAgain, s.lookFresh = true, true
 			}
 		}
 	}
@@ -542,6 +546,17 @@ func (s *session) refresh(why Reason, t trust) error {
 // one taken by the last read.
 func (s *session) changedSinceRead() bool {
 	return s.t.subj.stat() != s.sig
+}
+
+// writtenSinceRead reports whether the subject is there and its stat
+// differs from the one the last read made took, believed or not: what
+// that read found was judged then (a later writer it knew of is waited
+// for). A file that is not there has no writer to wait for: its return
+// comes as events, now watched for, and a wait for quiet would only hold
+// back the read they ask for.
+func (s *session) writtenSinceRead() bool {
+	st := s.t.subj.stat()
+	return st != 0 && st != s.readSig
 }
 
 // look is the periodic re-check, the safety net, and Recheck's look now.
@@ -790,7 +805,9 @@ func (s *session) read(why Reason, t trust, fresh bool) {
 	if !s.pollOnly() {
 		via = &s.view // resolved just before
 	}
-	s.offer(s.t.subj.read(why, via), t, fresh)
+	r := s.t.subj.read(why, via)
+	s.readSig = r.c.sig
+	s.offer(r, t, fresh)
 }
 
 // offer hands a read to the sink, as far as t says it is to be believed. A
