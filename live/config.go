@@ -39,7 +39,7 @@ import (
 type Config struct {
 	// Name names the config in its log records and errors, for a service
 	// with several. Default: the paths of the keepwatch providers it
-	// watches, joined with commas.
+	// watches, joined with commas, or, if it watches none, its type.
 	Name string
 
 	// Load builds the config into k, a fresh instance each time, from the
@@ -88,6 +88,7 @@ type Config struct {
 func (c *Config) Start() error {
 	return c.e.start(spec[*koanf.Koanf]{
 		name:     c.Name,
+		kind:     "live.Config",
 		load:     c.Load,
 		build:    func(k *koanf.Koanf) (*koanf.Koanf, error) { return k, nil },
 		validate: c.Validate,

@@ -52,6 +52,7 @@ type snapshot[T any] struct {
 // spec is what the owner's fields say, taken once by start.
 type spec[T any] struct {
 	name     string
+	kind     string // the name of last resort: "live.Config", "live.Value[main.App]"
 	load     func(k *koanf.Koanf) error
 	build    func(k *koanf.Koanf) (T, error)
 	validate func(v T) error // nil: no check
@@ -122,6 +123,11 @@ func (e *engine[T]) name() {
 	e.label = e.spec.name
 	if e.label == "" {
 		e.label = strings.Join(paths, ",")
+	}
+	if e.label == "" {
+		// Neither named nor watching a file: the type at least tells
+		// which kind of config a record is about.
+		e.label = e.spec.kind
 	}
 	e.attrs = []slog.Attr{slog.String("config", e.label), slog.Any("paths", paths)}
 }

@@ -150,3 +150,19 @@ func TestStatsMarshalJSON(t *testing.T) {
 	assert.Contains(t, string(b), `"Published":1,"Rejected":1,`)
 	assert.Contains(t, string(b), `"LastError":"keepwatch: config x rejected: a: at most 1"`)
 }
+
+// A config with no Name that watches no file is named by its type, so that
+// its records still say which config they are about.
+func TestAnUnnamedConfigThatWatchesNoFileIsNamedByItsType(t *testing.T) {
+	logs := &logRecords{}
+	src := &source{data: "port: 1\n"}
+	start(t, &live.Config{Load: loadYAML(src), Logger: logs.logger()})
+	type App struct {
+		Port int `koanf:"port"`
+	}
+	start(t, &live.Value[App]{Load: loadYAML(src), Logger: logs.logger()})
+	warns := logs.records(slog.LevelWarn)
+	require.Len(t, warns, 2)
+	assert.Equal(t, "live.Config", attrs(warns[0])["config"])
+	assert.Equal(t, "live.Value[live_test.App]", attrs(warns[1])["config"])
+}

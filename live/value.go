@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"reflect"
 
@@ -52,7 +53,7 @@ import (
 type Value[T any] struct {
 	// Name names the config in its log records and errors, for a service
 	// with several. Default: the paths of the keepwatch providers it
-	// watches, joined with commas.
+	// watches, joined with commas, or, if it watches none, its type.
 	Name string
 
 	// Load builds the config into k, a fresh instance each time, as
@@ -108,6 +109,7 @@ func (v *Value[T]) Start() error {
 	}
 	return v.e.start(spec[T]{
 		name:     v.Name,
+		kind:     fmt.Sprintf("live.Value[%T]", *new(T)),
 		load:     v.Load,
 		build:    build,
 		validate: v.Validate,
