@@ -484,7 +484,8 @@ func (s *session) arrivalsTold() bool {
 // to a directory not watched yet (a kubelet update), it reads before adding
 // the watch, then checks that the file did not change in between: a change
 // after the Add comes as an event, one before it shows in the stat, and
-// is given a window, as a writer no watch saw may still be at it. Stale
+// the file is looked at again as where no watch saw writers (which waits
+// for one only if the file says it was written lately). Stale
 // watches are removed, and the chain checked for having moved meanwhile,
 // after the delivery too. After lost events it re-adds every watch, in case
 // one was dropped unseen.
