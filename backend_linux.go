@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -196,7 +197,13 @@ func (b *inotifyBackend) readEvents() {
 		switch {
 		case errors.Is(err, os.ErrClosed):
 			return
-		case err == nil && (rerr == nil || errors.Is(rerr, unix.EINTR)):
+		case err == nil && rerr == nil:
+			// The batch readied the sessions it woke on this P; let
+			// them run before reading again, which would only find the
+			// queue empty and park, or take a batch more first.
+			runtime.Gosched()
+			continue
+		case err == nil && errors.Is(rerr, unix.EINTR):
 			continue
 		case err == nil:
 			err = os.NewSyscallError("read inotify", rerr)

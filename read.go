@@ -6,7 +6,15 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 )
+
+// readable is an open file to read: an *os.File, or on Linux a bare
+// descriptor (see openToRead).
+type readable interface {
+	io.ReadCloser
+	Stat() (fs.FileInfo, error)
+}
 
 // readFile reads the regular file at abs, reporting errors against name (the
 // path the user gave). It opens without blocking and checks the open file
@@ -74,6 +82,18 @@ func readAtMost(r io.Reader, size, limit int64) ([]byte, error) {
 		}
 	}
 	return data, nil
+}
+
+// sameFile reports whether two stats are of one file: by device and inode
+// where the platform gives them (a read's stat on Linux is not os's own,
+// which os.SameFile needs), as os.SameFile judges elsewhere.
+func sameFile(a, b fs.FileInfo) bool {
+	da, ia := fileID(a)
+	db, ib := fileID(b)
+	if ia != 0 && ib != 0 {
+		return da == db && ia == ib
+	}
+	return os.SameFile(a, b)
 }
 
 func tooLarge(name string, size, limit int64) error {

@@ -9,8 +9,12 @@ import (
 
 // openToRead opens a file for reading; elsewhere an open does not block on
 // what is not a file.
-func openToRead(path string) (*os.File, error) {
-	return os.OpenFile(path, os.O_RDONLY, 0)
+func openToRead(path string) (readable, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 // fileID returns what tells one file from another; here, nothing: size and

@@ -4,16 +4,8 @@ package file
 
 import (
 	"io/fs"
-	"os"
 	"syscall"
 )
-
-// openToRead opens a file for reading without blocking on a named pipe
-// with no writer (O_NONBLOCK), and without making a terminal device the
-// controlling terminal (O_NOCTTY).
-func openToRead(path string) (*os.File, error) {
-	return os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
-}
 
 // fileID returns what tells one file from another: its device and inode.
 func fileID(info fs.FileInfo) (dev, ino uint64) {

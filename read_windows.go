@@ -13,7 +13,7 @@ import (
 // a watch's read must not make a writer (an editor saving, a deploy tool)
 // fail. Directories open too (FILE_FLAG_BACKUP_SEMANTICS), to be refused
 // by their mode like everything else that is not a regular file.
-func openToRead(path string) (*os.File, error) {
+func openToRead(path string) (readable, error) {
 	p, err := syscall.UTF16PtrFromString(path)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}

@@ -166,7 +166,7 @@ func (f *fileSubject) read(why Reason, via *sight) reading {
 		if link == "" {
 			break
 		}
-		if via != nil && before == via.gen && via.file != nil && os.SameFile(c.info, via.file) {
+		if via != nil && before == via.gen && via.file != nil && sameFile(c.info, via.file) {
 			// The file the resolution found in that payload: no swap fell
 			// between the two.
 			c.gen, c.vol, c.swapped = before, filepath.Dir(link), swapped

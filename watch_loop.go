@@ -467,7 +467,7 @@ func (s *session) replaced() bool {
 		return true
 	}
 	info, err := os.Stat(paths[0])
-	return err != nil || !os.SameFile(info, s.info) || info.Size() != s.info.Size()
+	return err != nil || !sameFile(info, s.info) || info.Size() != s.info.Size()
 }
 
 // arrivalsTold reports whether a file that takes the watched file's place

@@ -1,0 +1,108 @@
+package file
+
+import (
+	"io"
+	"io/fs"
+	"syscall"
+	"time"
+)
+
+// openToRead opens a file for reading as a bare descriptor, without
+// blocking on a named pipe with no writer (O_NONBLOCK) and without making
+// a terminal device the controlling terminal (O_NOCTTY). An os.File would
+// cost three system calls more on the path to the callback: it offers
+// every descriptor opened non-blocking to the runtime's poller, which
+// refuses a regular file, and it closes through the poller too. A read
+// needs none of that: it checks that the file is regular before it reads.
+func openToRead(path string) (readable, error) {
+	for {
+		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY|syscall.O_CLOEXEC, 0)
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err != nil:
+			return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+		}
+		return &rawFile{fd: fd, path: path}, nil
+	}
+}
+
+// rawFile is a descriptor opened by openToRead.
+type rawFile struct {
+	fd   int
+	path string
+}
+
+func (f *rawFile) Read(p []byte) (int, error) {
+	for {
+		n, err := syscall.Read(f.fd, p)
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err != nil:
+			return 0, &fs.PathError{Op: "read", Path: f.path, Err: err}
+		case n == 0 && len(p) > 0:
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+}
+
+func (f *rawFile) Stat() (fs.FileInfo, error) {
+	info := &statInfo{name: f.path}
+	for {
+		err := syscall.Fstat(f.fd, &info.st)
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err != nil:
+			return nil, &fs.PathError{Op: "stat", Path: f.path, Err: err}
+		}
+		return info, nil
+	}
+}
+
+// Close closes the descriptor. Linux releases it even when close fails, so
+// it is never retried.
+func (f *rawFile) Close() error { return syscall.Close(f.fd) }
+
+// statInfo is an fstat's result as an fs.FileInfo, as os.Stat gives it:
+// its Sys is the *syscall.Stat_t.
+type statInfo struct {
+	name string
+	st   syscall.Stat_t
+}
+
+func (i *statInfo) Name() string       { return i.name }
+func (i *statInfo) Size() int64        { return i.st.Size }
+func (i *statInfo) ModTime() time.Time { return time.Unix(i.st.Mtim.Unix()) }
+func (i *statInfo) IsDir() bool        { return i.Mode().IsDir() }
+func (i *statInfo) Sys() any           { return &i.st }
+
+func (i *statInfo) Mode() fs.FileMode {
+	m := fs.FileMode(i.st.Mode & 0o777)
+	switch i.st.Mode & syscall.S_IFMT {
+	case syscall.S_IFBLK:
+		m |= fs.ModeDevice
+	case syscall.S_IFCHR:
+		m |= fs.ModeDevice | fs.ModeCharDevice
+	case syscall.S_IFDIR:
+		m |= fs.ModeDir
+	case syscall.S_IFIFO:
+		m |= fs.ModeNamedPipe
+	case syscall.S_IFLNK:
+		m |= fs.ModeSymlink
+	case syscall.S_IFSOCK:
+		m |= fs.ModeSocket
+	}
+	if i.st.Mode&syscall.S_ISGID != 0 {
+		m |= fs.ModeSetgid
+	}
+	if i.st.Mode&syscall.S_ISUID != 0 {
+		m |= fs.ModeSetuid
+	}
+	if i.st.Mode&syscall.S_ISVTX != 0 {
+		m |= fs.ModeSticky
+	}
+	return m
+}
