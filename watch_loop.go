@@ -302,7 +302,11 @@ func (s *session) onEvent(ev event) {
 	if !s.view.relevant(name) {
 		return
 	}
-	s.touch(name)
+	if ev.op&^(opWrite|opClose) != 0 {
+		// Writes and closes change what a file holds, never where the
+		// path leads: the resolution has nothing to look up again.
+		s.touch(name)
+	}
 	if ev.has(opRemove) && s.watched[name] {
 		s.watchGone(name)
 	}

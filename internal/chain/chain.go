@@ -65,12 +65,14 @@ func Resolve(abs string, before func(path string)) Chain {
 // reports; what prev found before that name stands. A watcher whose
 // events say which names changed since prev so looks up only those and
 // what follows them: on a kubelet update, the ..data link and the payload,
-// not every directory from the root.
+// not every directory from the root. When nothing prev looked up changed,
+// it returns prev as it is, sharing its maps and slices: neither is to be
+// changed.
 func Resume(abs string, prev *Chain, changed func(path string) bool, before func(path string)) Chain {
 	k := slices.IndexFunc(prev.steps, func(st step) bool { return changed(st.path) })
 	if k < 0 {
 		if prev.Err == nil {
-			return prev.clone() // nothing it looked up changed
+			return *prev // nothing it looked up changed
 		}
 		k = len(prev.steps) - 1 // it failed at its last look: look again
 	}
@@ -161,17 +163,6 @@ func (c *Chain) walk(abs, cur string, rest []string, before func(path string)) {
 		c.Real = cur
 		c.addDir(filepath.Dir(cur))
 	}
-}
-
-// clone returns a copy of c that shares nothing it could change.
-func (c *Chain) clone() Chain {
-	o := *c
-	o.Names = maps.Clone(c.Names)
-	o.Dirs = slices.Clone(c.Dirs)
-	o.Searched = slices.Clone(c.Searched)
-	o.Hops = slices.Clone(c.Hops)
-	o.steps = slices.Clone(c.steps)
-	return o
 }
 
 // Relevant reports whether an event on name can change what the path
