@@ -276,6 +276,16 @@ func (s *session) touch(path string) {
 	}
 }
 
+// aboutContent reports whether an event says only that the file the path
+// leads to was written, closed, or had its attributes changed (a
+// truncation's new times, a chmod, a link to it made or removed). None of
+// that changes where the path leads: the next resolution looks nothing up
+// again for it. (An attribute change on a directory on the way, its
+// permissions, can.)
+func (s *session) aboutContent(ev event, name string) bool {
+	return ev.op&^(opWrite|opClose|opAttrib) == 0 && slices.Contains(s.view.files, name)
+}
+
 // eventKind is what an event asks of a session. Events are only hints:
 // which entry changed says whether and when to look again, never what
 // changed. onEvent classifies each event, then acts on its kind.
@@ -302,9 +312,7 @@ func (s *session) onEvent(ev event) {
 	if !s.view.relevant(name) {
 		return
 	}
-	if ev.op&^(opWrite|opClose) != 0 {
-		// Writes and closes change what a file holds, never where the
-		// path leads: the resolution has nothing to look up again.
+	if !s.aboutContent(ev, name) {
 		s.touch(name)
 	}
 	if ev.has(opRemove) && s.watched[name] {
@@ -505,7 +513,6 @@ func (s *session) refresh(why Reason, t trust) error {
 	} else {
 		s.resumeResolve()
 	}
-	unwatched := s.unwatched(all)
 	// Whatever an event or a wait said, it said nothing of writers in a
 	// directory no watch covered: a close may even have been the last
 	// file's, in a directory deleted since. A file the resolution did not
@@ -514,7 +521,10 @@ func (s *session) refresh(why Reason, t trust) error {
 	fresh := s.lookFresh || !s.watched[s.view.home] || len(s.view.files) == 0
 	s.lookFresh = false
 	s.read(why, t, fresh)
-	if len(unwatched) > 0 {
+	// What to watch is worked out after the read, which it would only
+	// delay: the read goes by the resolution, and watches lost while it
+	// was judged are added again here.
+	if unwatched := s.unwatched(all); len(unwatched) > 0 {
 		added, err := s.watch(unwatched)
 		if vanished(err) || (err == nil && s.refused[s.view.home] != nil) {
 			// A directory vanished under us, or the file's directory
@@ -599,7 +609,8 @@ func (s *session) resolve() {
 		want = s.want
 	}
 	s.view = s.t.subj.resolve(want, nil, nil)
-	s.touched, s.touchedAll = nil, false
+	clear(s.touched)
+	s.touchedAll = false
 }
 
 // resumeResolve resolves the subject again from the first name an event
@@ -613,7 +624,7 @@ func (s *session) resumeResolve() {
 	}
 	prev := s.view
 	s.view = s.t.subj.resolve(s.want, &prev, func(p string) bool { return s.touched[p] })
-	s.touched = nil
+	clear(s.touched)
 }
 
 // want asks the notifier for the events that name path, unless it has
