@@ -276,16 +276,6 @@ func (s *session) touch(path string) {
 	}
 }
 
-// aboutContent reports whether an event says only that the file the path
-// leads to was written, closed, or had its attributes changed (a
-// truncation's new times, a chmod, a link to it made or removed). None of
-// that changes where the path leads: the next resolution looks nothing up
-// again for it. (An attribute change on a directory on the way, its
-// permissions, can.)
-func (s *session) aboutContent(ev event, name string) bool {
-	return ev.op&^(opWrite|opClose|opAttrib) == 0 && slices.Contains(s.view.files, name)
-}
-
 // eventKind is what an event asks of a session. Events are only hints:
 // which entry changed says whether and when to look again, never what
 // changed. onEvent classifies each event, then acts on its kind.
@@ -312,9 +302,7 @@ func (s *session) onEvent(ev event) {
 	if !s.view.relevant(name) {
 		return
 	}
-	if !s.aboutContent(ev, name) {
-		s.touch(name)
-	}
+	s.touch(name)
 	if ev.has(opRemove) && s.watched[name] {
 		s.watchGone(name)
 	}
