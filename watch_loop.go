@@ -62,13 +62,17 @@ type session struct {
 	view    sight            // what the subject's current resolution depends on
 	watched map[string]bool  // paths the notifier watches: directories, and the files themselves
 	wanted  map[string]bool  // paths whose events the notifier was asked for
+	anew    []string         // paths the last resolution wanted that were not wanted before it
 	refused map[string]error // paths a watch was refused on, and why; tried again at each look
 	sig     signature        // the stat of the last read believed; zero if it failed
 	readSig signature        // the stat of the last read made, believed or not; zero if it failed
 	info    fs.FileInfo      // the file of the last read believed; nil for a set, or if it failed
 
 	writes       int             // in-place writes seen, counted to tell whether a writer began
+	writing      fs.FileInfo     // the file a wait for writers is for; nil if not known
+	restat       bool            // the path may lead elsewhere since writing was taken: the next write says which file is written
 	watchesGone  int             // directory watches the kernel dropped, counted to tell whether a read came through one
+	filesGone    int             // removals of the file itself seen, counted to tell whether a read came before one
 	heldBack     time.Time       // since when reads have been left to later writers; zero if the last was believed
 	retry        retry           // the retry of a read that failed for a reason of the process
 	touched      map[string]bool // paths events named since the last resolution
@@ -313,6 +317,10 @@ func (s *session) onEvent(ev event) {
 		s.readNow = false
 	}
 	switch kind {
+	case eventMade, eventMovedIn, eventGone, eventLook:
+		s.restat = true
+	}
+	switch kind {
 	case eventSetChange:
 		s.settle.written(ReasonEvent, false)
 	case eventMade:
@@ -325,7 +333,7 @@ func (s *session) onEvent(ev event) {
 	case eventLook:
 		s.lookAgain = true
 	case eventWrite:
-		s.written()
+		s.written(name)
 	case eventClosed:
 		s.settle.writerClosed()
 		s.readNow = true // what the writer wrote is all there, empty or not
@@ -355,14 +363,43 @@ func (s *session) classify(ev event, name string) eventKind {
 		return eventLook
 	case ev.has(opCreate | opRemove):
 		return eventLook
+	case ev.has(opWrite|opClose) && !s.ofFileRead(name):
+		// Queued for a file the path led to before: its writer is not
+		// this file's, nor its close the end of this file's writes.
+		return s.classifyTouch(ev)
 	case ev.has(opWrite):
 		return eventWrite
-	case ev.has(opClose) && s.settle.state != settled:
+	case ev.has(opClose) && (s.settle.state != settled || s.readNow):
+		// The same close told again, by the file's own watch after its
+		// directory's, leaves the read it asked for standing: nothing
+		// happened in between.
 		return eventClosed
 	case ev.has(opClose | opAttrib):
 		return s.classifyTouch(ev)
 	}
 	return eventIgnored
+}
+
+// ofFileRead reports whether an event on name is about the file the path
+// leads to: one the last resolution found, or, where that resolution is
+// stale by now (events taken in a batch, before the refresh they ask for),
+// the file the path names now. An event under another name was queued for
+// a file the path led to before (a symlink retargeted since, a directory
+// made again): its writes and its writer's close say nothing of this file.
+func (s *session) ofFileRead(name string) bool {
+	if slices.Contains(s.view.files, name) {
+		return true
+	}
+	info, err := os.Lstat(name)
+	if err != nil || !info.Mode().IsRegular() {
+		return false
+	}
+	for _, p := range s.t.subj.paths() {
+		if cur, err := os.Stat(p); err == nil && sameFile(cur, info) {
+			return true
+		}
+	}
+	return false
 }
 
 // classifyTouch says what a close with no wait for it (the watch came after
@@ -417,19 +454,36 @@ func (s *session) watchGone(name string) {
 // own, read as that event says: a rename's at once, a creation's at its
 // writer's close. Read now, on this event, it could be caught half-written
 // (rm config.yaml; slow-producer > config.yaml); if nothing comes, the
-// doubt's end reads it and reports it missing.
+// doubt's end reads it and reports it missing. A wait for writers that
+// runs may be for the file that went: the path is resolved again, which
+// ends it if so (see refresh), and reads nothing while it runs.
 func (s *session) fileGone() {
+	s.filesGone++
 	s.settle.doubt(ReasonEvent)
+	if s.settle.blocksReads() {
+		s.lookAgain = true
+	}
 }
 
-// written takes an in-place write: it is read once the writes are done.
-func (s *session) written() {
+// written takes an in-place write of the file at name: it is read once the
+// writes are done. Which file a wait for them is for is looked up when it
+// begins, and again if the path may have moved since.
+func (s *session) written(name string) {
 	if s.settle.window == 0 {
 		s.lookAgain = true
 		return
 	}
+	if s.writing == nil || s.restat || !s.settle.blocksReads() {
+		info, _ := os.Stat(name)
+		s.waitFor(info)
+	}
 	s.writes++
 	s.settle.written(ReasonWrite, s.caps.closes)
+}
+
+// waitFor notes the file a wait for writers begins for (nil: not known).
+func (s *session) waitFor(info fs.FileInfo) {
+	s.writing, s.restat = info, false
 }
 
 // made decides how to read what was created where the path leads, not
@@ -449,9 +503,11 @@ func (s *session) made(name string) {
 		s.settle.swapSeen()
 		s.lookAgain = true
 	case info.Size() == 0 && s.caps.closes:
+		s.waitFor(info)
 		s.writes++
 		s.settle.emptyWhileOpen(ReasonWrite)
 	default:
+		s.waitFor(info)
 		s.writes++
 		s.settle.written(ReasonWrite, s.caps.closes)
 	}
@@ -501,12 +557,19 @@ func (s *session) refresh(why Reason, t trust) error {
 	} else {
 		s.resumeResolve()
 	}
+	if s.settle.blocksReads() && s.ledElsewhere() {
+		// A wait for the writers of a file the path no longer leads to (a
+		// rename brought another, the file went): their close may never
+		// be told here. What is read now is judged afresh.
+		s.settle.moved()
+	}
 	// Whatever an event or a wait said, it said nothing of writers in a
 	// directory no watch covered: a close may even have been the last
 	// file's, in a directory deleted since. A file the resolution did not
 	// reach, but the read does, appeared since; one the last refresh
-	// found only once its watches were added, was written unwatched.
-	fresh := s.lookFresh || !s.watched[s.view.home] || len(s.view.files) == 0
+	// found only once its watches were added, was written unwatched; one
+	// the resolution wants only now was written unheard.
+	fresh := s.lookFresh || !s.watched[s.view.home] || len(s.view.files) == 0 || s.unheard()
 	s.lookFresh = false
 	s.read(why, t, fresh)
 	// What to watch is worked out after the read, which it would only
@@ -583,6 +646,9 @@ func (s *session) look(why Reason, force bool) error {
 	case s.settle.window > 0 && st != 0:
 		// Without events, nothing says whether a writer is done: give it a
 		// window.
+		if !s.settle.blocksReads() {
+			s.waitFor(nil) // no event names the file written
+		}
 		s.settle.guess(why)
 	default:
 		s.read(why, believed, false)
@@ -596,6 +662,7 @@ func (s *session) resolve() {
 	if s.n != nil {
 		want = s.want
 	}
+	s.anew = s.anew[:0]
 	s.view = s.t.subj.resolve(want, nil, nil)
 	clear(s.touched)
 	s.touchedAll = false
@@ -611,6 +678,7 @@ func (s *session) resumeResolve() {
 		return
 	}
 	prev := s.view
+	s.anew = s.anew[:0]
 	s.view = s.t.subj.resolve(s.want, &prev, func(p string) bool { return s.touched[p] })
 	clear(s.touched)
 }
@@ -622,8 +690,26 @@ func (s *session) resumeResolve() {
 func (s *session) want(path string) {
 	if !s.wanted[path] {
 		s.wanted[path] = true
+		s.anew = append(s.anew, path)
 		s.n.Want(path)
 	}
+}
+
+// ledElsewhere reports whether the path, one file's, leads now to another
+// file than the one a wait for writers is for, or to none. Not known is not
+// elsewhere.
+func (s *session) ledElsewhere() bool {
+	if s.view.chain == nil || s.writing == nil {
+		return false // a set's resolution names no file
+	}
+	return s.view.file == nil || !sameFile(s.writing, s.view.file)
+}
+
+// unheard reports whether a file the last resolution led to was not wanted
+// before it (a symlink retargeted to a file in a directory watched
+// already): events on it went to no one until then, a writer's among them.
+func (s *session) unheard() bool {
+	return slices.ContainsFunc(s.view.files, func(f string) bool { return slices.Contains(s.anew, f) })
 }
 
 // watchChain resolves the path and makes the notifier watch exactly what
@@ -810,6 +896,12 @@ func (s *session) read(why Reason, t trust, fresh bool) {
 		via = &s.view // resolved just before
 	}
 	r := s.t.subj.read(why, via)
+	if via != nil && via.file != nil && r.err == nil && !sameFile(r.c.info, via.file) {
+		// The path led to another file by the time it was read than the
+		// resolution just made found (a link put in its place): one no
+		// watch may have covered while it was written.
+		fresh = true
+	}
 	s.readSig = r.c.sig
 	s.offer(r, t, fresh)
 }
@@ -840,6 +932,7 @@ func (s *session) offer(r reading, t trust, fresh bool) {
 	lately := func(d time.Duration) bool { return waits && r.err == nil && s.writtenWithin(&r.c, d) }
 	switch {
 	case t == heldOpen && doubted && r.err == nil:
+		s.waitFor(r.c.info)
 		s.settle.emptyWhileOpen(r.why)
 		return
 	case (t == doubtful || t == heldOpen || t == quieted && r.err == nil) && doubted:
@@ -849,19 +942,30 @@ func (s *session) offer(r reading, t trust, fresh bool) {
 	case r.err == nil && r.c.torn && waits:
 		// A writer truncated the file as it was read: wait for it, as for
 		// one no event told of (its event may not have come yet).
-		s.awaitUnseenWriter(r.why)
+		s.awaitUnseenWriter(r.why, r.c.info)
 		return
 	case (t == believed || t == quieted) && lately(s.settle.window), t == heldOpen && lately(s.writerPause()):
 		// The wait was quiet only because the writes' events had not come
-		// yet: the file says it was written within it.
-		s.settle.resume(s.caps.closes)
+		// yet: the file says it was written within it. A file found empty
+		// so is given a quiet window, not a wait for its writer's close:
+		// nothing says one holds it open (a rename may have brought it, or
+		// a read before took its writer's close), and a close that never
+		// comes would hold it back for maxWriterWait.
+		s.waitFor(r.c.info)
+		s.settle.resume(s.caps.closes && !doubted)
 		return
 	case (fresh || t == doubtful && !s.caps.closes && r.why != ReasonStart) && lately(s.writerPause()):
 		// A writer no event told of, or whose close no event will tell
 		// of, may still be at it: it is given the pause a writer that
 		// keeps the file open gets. (The read that starts a watch is its
-		// baseline, whatever it finds.)
-		s.awaitUnseenWriter(r.why)
+		// baseline, whatever it finds.) An empty file is doubted instead:
+		// its writer, if one holds it open, is heard from now on (its
+		// writes, its close), and nothing says one does.
+		if doubted {
+			s.settle.doubt(r.why)
+			return
+		}
+		s.awaitUnseenWriter(r.why, r.c.info)
 		return
 	case waits && !s.noLaterWriter(r):
 		return // the later writer's close, or its quiet, reads
@@ -884,8 +988,10 @@ func (s *session) writerPause() time.Duration {
 // awaitUnseenWriter waits for a writer that may be at work where no event
 // told of it: where closes are reported, as for a writer that keeps the
 // file open (its close, or its pause, reads); elsewhere, a quiet window,
-// which an event showing a swap ends.
-func (s *session) awaitUnseenWriter(why Reason) {
+// which an event showing a swap ends. info is the file it may be at work
+// on.
+func (s *session) awaitUnseenWriter(why Reason, info fs.FileInfo) {
+	s.waitFor(info)
 	if s.caps.closes {
 		s.settle.written(why, true)
 		return
@@ -894,12 +1000,16 @@ func (s *session) awaitUnseenWriter(why Reason) {
 }
 
 // writtenWithin reports whether c was written so lately that a writer may
-// still be at it: within the last d, or, in a kubelet volume, after its
+// still be at it: within the last d and, in a kubelet volume, after its
 // payload was swapped in (kubelet writes a payload whole, then swaps it
 // in; a write after that is someone editing it in place). A file found
 // complete, its writer long gone, as a symlink retargeted to a release
-// deployed before, is read at once.
+// deployed before, is read at once; so is one edited in place long ago,
+// which a wait would find no older each time it ends.
 func (s *session) writtenWithin(c *content, d time.Duration) bool {
+	if age := time.Since(c.mtime); age >= d || age <= -d {
+		return false
+	}
 	if c.vol != "" {
 		swapped := c.swapped
 		if swapped.IsZero() {
@@ -911,8 +1021,7 @@ func (s *session) writtenWithin(c *content, d time.Duration) bool {
 		}
 		return c.mtime.After(swapped)
 	}
-	age := time.Since(c.mtime)
-	return age < d && age > -d
+	return true
 }
 
 // noLaterWriter reports whether no writer is known to have begun writing
@@ -937,7 +1046,7 @@ func (s *session) noLaterWriter(r reading) bool {
 		}
 	}
 	s.n.Sync()
-	writes, gone, moved := s.writes, s.watchesGone, s.chainTouched
+	writes, gone, moved, removed := s.writes, s.watchesGone, s.chainTouched, s.filesGone
 	lost := false
 	for drained := false; !drained; {
 		select {
@@ -959,6 +1068,10 @@ func (s *session) noLaterWriter(r reading) bool {
 	// by: the read may have found a file elsewhere than where the watches
 	// are. It is made again, by a new resolution.
 	lost = lost || s.chainTouched != moved
+	// The file read was removed since (not the one a rename put it in
+	// place of, whose removal comes after it): the doubt its removal began
+	// is not for this read to end, and its end reads again.
+	lost = lost || s.filesGone != removed && s.readGone(&r)
 	if s.writes == writes && !lost {
 		s.heldBack = time.Time{}
 		return true
@@ -967,6 +1080,17 @@ func (s *session) noLaterWriter(r reading) bool {
 		s.heldBack = time.Now()
 	}
 	return time.Since(s.heldBack) >= maxWaitFactor*s.settle.window
+}
+
+// readGone reports whether the path no longer shows the file r read. A
+// set's read is taken to be there.
+func (s *session) readGone(r *reading) bool {
+	paths := s.t.subj.paths()
+	if r.c.info == nil || len(paths) != 1 {
+		return false
+	}
+	info, err := os.Stat(paths[0])
+	return err != nil || !sameFile(info, r.c.info)
 }
 
 // close releases the session's timers and notifier. A notifier's close
