@@ -164,6 +164,15 @@ func (q *settle) swapSeen() {
 	}
 }
 
+// moved takes a path that leads to another file than the one whose writes
+// a wait is for: the wait is over. A doubt goes on: its end reads whatever
+// the path leads to then.
+func (q *settle) moved() {
+	if q.blocksReads() {
+		q.stop()
+	}
+}
+
 // closeLost turns a wait for a writer into a wait for quiet: events were
 // lost, and the writer's close or writes may have been among them.
 func (q *settle) closeLost() {

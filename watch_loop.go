@@ -62,12 +62,14 @@ type session struct {
 	view    sight            // what the subject's current resolution depends on
 	watched map[string]bool  // paths the notifier watches: directories, and the files themselves
 	wanted  map[string]bool  // paths whose events the notifier was asked for
+	anew    []string         // paths the last resolution wanted that were not wanted before it
 	refused map[string]error // paths a watch was refused on, and why; tried again at each look
 	sig     signature        // the stat of the last read believed; zero if it failed
 	readSig signature        // the stat of the last read made, believed or not; zero if it failed
 	info    fs.FileInfo      // the file of the last read believed; nil for a set, or if it failed
 
 	writes       int             // in-place writes seen, counted to tell whether a writer began
+	movedWrites  int             // writes seen when an event last said the path may lead elsewhere: those were to the file it led to then
 	watchesGone  int             // directory watches the kernel dropped, counted to tell whether a read came through one
 	heldBack     time.Time       // since when reads have been left to later writers; zero if the last was believed
 	retry        retry           // the retry of a read that failed for a reason of the process
@@ -313,6 +315,10 @@ func (s *session) onEvent(ev event) {
 		s.readNow = false
 	}
 	switch kind {
+	case eventMade, eventMovedIn, eventGone, eventLook:
+		s.movedWrites = s.writes
+	}
+	switch kind {
 	case eventSetChange:
 		s.settle.written(ReasonEvent, false)
 	case eventMade:
@@ -355,14 +361,43 @@ func (s *session) classify(ev event, name string) eventKind {
 		return eventLook
 	case ev.has(opCreate | opRemove):
 		return eventLook
+	case ev.has(opWrite|opClose) && !s.ofFileRead(name):
+		// Queued for a file the path led to before: its writer is not
+		// this file's, nor its close the end of this file's writes.
+		return s.classifyTouch(ev)
 	case ev.has(opWrite):
 		return eventWrite
-	case ev.has(opClose) && s.settle.state != settled:
+	case ev.has(opClose) && (s.settle.state != settled || s.readNow):
+		// The same close told again, by the file's own watch after its
+		// directory's, leaves the read it asked for standing: nothing
+		// happened in between.
 		return eventClosed
 	case ev.has(opClose | opAttrib):
 		return s.classifyTouch(ev)
 	}
 	return eventIgnored
+}
+
+// ofFileRead reports whether an event on name is about the file the path
+// leads to: one the last resolution found, or, where that resolution is
+// stale by now (events taken in a batch, before the refresh they ask for),
+// the file the path names now. An event under another name was queued for
+// a file the path led to before (a symlink retargeted since, a directory
+// made again): its writes and its writer's close say nothing of this file.
+func (s *session) ofFileRead(name string) bool {
+	if slices.Contains(s.view.files, name) {
+		return true
+	}
+	info, err := os.Lstat(name)
+	if err != nil || !info.Mode().IsRegular() {
+		return false
+	}
+	for _, p := range s.t.subj.paths() {
+		if cur, err := os.Stat(p); err == nil && os.SameFile(cur, info) {
+			return true
+		}
+	}
+	return false
 }
 
 // classifyTouch says what a close with no wait for it (the watch came after
@@ -496,18 +531,27 @@ func (s *session) refresh(why Reason, t trust) error {
 	}
 	all := s.rewatchAll
 	s.rewatchAll = false
+	led := s.view.file
 	if all {
 		s.resolve()
 	} else {
 		s.resumeResolve()
+	}
+	if s.writes == s.movedWrites && !sameFile(led, s.view.file) {
+		// The path leads to another file now (a rename brought it, a
+		// directory was made again) and no write came since it moved: a
+		// wait for writers was for the file it led to before, whose close
+		// may never be told here. What is read now is judged afresh.
+		s.settle.moved()
 	}
 	unwatched := s.unwatched(all)
 	// Whatever an event or a wait said, it said nothing of writers in a
 	// directory no watch covered: a close may even have been the last
 	// file's, in a directory deleted since. A file the resolution did not
 	// reach, but the read does, appeared since; one the last refresh
-	// found only once its watches were added, was written unwatched.
-	fresh := s.lookFresh || !s.watched[s.view.home] || len(s.view.files) == 0
+	// found only once its watches were added, was written unwatched; one
+	// the resolution wants only now was written unheard.
+	fresh := s.lookFresh || !s.watched[s.view.home] || len(s.view.files) == 0 || s.unheard()
 	s.lookFresh = false
 	s.read(why, t, fresh)
 	if len(unwatched) > 0 {
@@ -594,6 +638,7 @@ func (s *session) resolve() {
 	if s.n != nil {
 		want = s.want
 	}
+	s.anew = s.anew[:0]
 	s.view = s.t.subj.resolve(want, nil, nil)
 	s.touched, s.touchedAll = nil, false
 }
@@ -608,6 +653,7 @@ func (s *session) resumeResolve() {
 		return
 	}
 	prev := s.view
+	s.anew = s.anew[:0]
 	s.view = s.t.subj.resolve(s.want, &prev, func(p string) bool { return s.touched[p] })
 	s.touched = nil
 }
@@ -619,8 +665,25 @@ func (s *session) resumeResolve() {
 func (s *session) want(path string) {
 	if !s.wanted[path] {
 		s.wanted[path] = true
+		s.anew = append(s.anew, path)
 		s.n.Want(path)
 	}
+}
+
+// sameFile reports whether two resolutions led to the same file, or both
+// to none.
+func sameFile(a, b fs.FileInfo) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return os.SameFile(a, b)
+}
+
+// unheard reports whether a file the last resolution led to was not wanted
+// before it (a symlink retargeted to a file in a directory watched
+// already): events on it went to no one until then, a writer's among them.
+func (s *session) unheard() bool {
+	return slices.ContainsFunc(s.view.files, func(f string) bool { return slices.Contains(s.anew, f) })
 }
 
 // watchChain resolves the path and makes the notifier watch exactly what
@@ -850,8 +913,12 @@ func (s *session) offer(r reading, t trust, fresh bool) {
 		return
 	case (t == believed || t == quieted) && lately(s.settle.window), t == heldOpen && lately(s.writerPause()):
 		// The wait was quiet only because the writes' events had not come
-		// yet: the file says it was written within it.
-		s.settle.resume(s.caps.closes)
+		// yet: the file says it was written within it. A file found empty
+		// so is given a quiet window, not a wait for its writer's close:
+		// nothing says one holds it open (a rename may have brought it, or
+		// a read before took its writer's close), and a close that never
+		// comes would hold it back for maxWriterWait.
+		s.settle.resume(s.caps.closes && !doubted)
 		return
 	case (fresh || t == doubtful && !s.caps.closes && r.why != ReasonStart) && lately(s.writerPause()):
 		// A writer no event told of, or whose close no event will tell
@@ -891,12 +958,16 @@ func (s *session) awaitUnseenWriter(why Reason) {
 }
 
 // writtenWithin reports whether c was written so lately that a writer may
-// still be at it: within the last d, or, in a kubelet volume, after its
+// still be at it: within the last d and, in a kubelet volume, after its
 // payload was swapped in (kubelet writes a payload whole, then swaps it
 // in; a write after that is someone editing it in place). A file found
 // complete, its writer long gone, as a symlink retargeted to a release
-// deployed before, is read at once.
+// deployed before, is read at once; so is one edited in place long ago,
+// which a wait would find no older each time it ends.
 func (s *session) writtenWithin(c *content, d time.Duration) bool {
+	if age := time.Since(c.mtime); age >= d || age <= -d {
+		return false
+	}
 	if c.vol != "" {
 		swapped := c.swapped
 		if swapped.IsZero() {
@@ -908,8 +979,7 @@ func (s *session) writtenWithin(c *content, d time.Duration) bool {
 		}
 		return c.mtime.After(swapped)
 	}
-	age := time.Since(c.mtime)
-	return age < d && age > -d
+	return true
 }
 
 // noLaterWriter reports whether no writer is known to have begun writing

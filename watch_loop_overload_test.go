@@ -1,0 +1,213 @@
+package file
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Under load a session takes its events late, often in a batch, after the
+// path has moved on: the writes and closes it then takes may be of a file
+// the path no longer leads to, and the file it leads to now may have been
+// written while nobody wanted its events. These tests give the session
+// such events, in the order TestConvergence found them under overload.
+
+// stamp sets path's modification time to now, the bubble's time, as the
+// kernel does on a write: what the session makes of a file's age is then
+// what it would make of it in real time.
+func stamp(t *testing.T, path string) {
+	t.Helper()
+	now := time.Now()
+	require.NoError(t, os.Chtimes(path, now, now))
+}
+
+// retarget points the symlink link at target at once, as ln -sfn and
+// deployment tools do: a new link renamed over the old.
+func retarget(t *testing.T, link, target string) {
+	t.Helper()
+	tmp := link + ".new"
+	require.NoError(t, os.Symlink(target, tmp))
+	require.NoError(t, os.Rename(tmp, link))
+}
+
+// linkedLayout makes dir/vol/config.yaml, the watched path, a symlink to
+// dir/other/t1.yaml, and returns the path and dir/other.
+func linkedLayout(t *testing.T) (path, other string) {
+	t.Helper()
+	dir := t.TempDir()
+	other = filepath.Join(dir, "other")
+	require.NoError(t, os.MkdirAll(other, 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "vol"), 0o755))
+	write(t, filepath.Join(other, "t1.yaml"), "v1\n")
+	path = filepath.Join(dir, "vol", "config.yaml")
+	require.NoError(t, os.Symlink(filepath.Join(other, "t1.yaml"), path))
+	return path, other
+}
+
+// A link retargeted to a file in a directory watched already: the file's
+// writes before the retarget were events for a name the session did not
+// want yet, so none reached it. Found written lately, it is waited for as
+// a writer no event told of, not read at once half done.
+func TestAFileTheLinkLeadsToOnlyNowIsNotReadMidWrite(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path, other := linkedLayout(t)
+		r, n := watchedOnLinux(t, path)
+		t2 := filepath.Join(other, "t2.yaml")
+
+		write(t, t2, "v2: half")
+		stamp(t, t2)
+		retarget(t, path, t2)
+		send(n, path, opCreate) // IN_MOVED_TO
+		synctest.Wait()
+		assert.Empty(t, r.contents(), "read half written")
+
+		write(t, t2, "v2: half and the rest\n")
+		stamp(t, t2)
+		send(n, t2, opWrite)
+		send(n, t2, opClose)
+		synctest.Wait()
+		assert.Equal(t, []string{"v2: half and the rest\n"}, r.contents())
+	})
+}
+
+// A writer's close comes twice, from the directory's watch and from the
+// file's own. Taken late, after the path was made a link to another file
+// that a writer no event told of is at work on, the second copy is of a
+// file the path no longer leads to: it ends no wait for that writer.
+func TestACloseOfTheFileThePathLedToBeforeEndsNoWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "config.yaml")
+		write(t, path, "v1\n")
+		r, n := watchedOnLinux(t, path)
+		other := filepath.Join(dir, "other")
+		require.NoError(t, os.Mkdir(other, 0o755))
+		t2 := filepath.Join(other, "t2.yaml")
+
+		write(t, path, "v2\n")
+		send(n, path, opWrite)
+		// Before its close is taken, the path is made a link to a file
+		// being written in a directory no watch covers.
+		write(t, t2, "v3: half")
+		stamp(t, t2)
+		require.NoError(t, os.Remove(path))
+		require.NoError(t, os.Symlink(t2, path))
+		send(n, path, opClose) // the directory's watch
+		synctest.Wait()
+		require.Empty(t, r.contents(), "read half written")
+		send(n, path, opClose) // the file's own watch
+		synctest.Wait()
+		assert.Empty(t, r.contents(), "the old file's close ended the wait for the new file's writer")
+
+		write(t, t2, "v3: half and the rest\n")
+		stamp(t, t2)
+		send(n, t2, opWrite)
+		send(n, t2, opClose)
+		synctest.Wait()
+		assert.Equal(t, []string{"v3: half and the rest\n"}, r.contents())
+	})
+}
+
+// The write of a file the path led to before, taken after the path was
+// made a link to a file that is empty and whole, does not make the
+// session wait for a writer of that file: none will close it, and an empty
+// file held open is waited for up to maxWriterWait.
+func TestAWriteOfTheFileThePathLedToBeforeStartsNoWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "config.yaml")
+		write(t, path, "v1\n")
+		r, n := watchedOnLinux(t, path)
+		empty := filepath.Join(dir, "empty.yaml")
+		write(t, empty, "")
+
+		retarget(t, path, empty)
+		send(n, path, opCreate) // IN_MOVED_TO
+		send(n, path, opWrite)  // queued for the file before, taken now
+		advance(3 * testQuiet)
+		assert.Equal(t, []string{""}, r.contents(), "an empty file that stays so is delivered after a window")
+	})
+}
+
+// A wait for the writer of a file the path no longer leads to is over when
+// a rename brings another: the file created empty, whose creator's close
+// the session waits for, was renamed over, and what came is whole.
+func TestAFileRenamedOverOneAwaitingItsWriterIsReadAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		write(t, path, "v1\n")
+		r, n := watchedOnLinux(t, path)
+
+		require.NoError(t, os.Remove(path))
+		send(n, path, opRemove)
+		write(t, path, "") // rm config.yaml; slow-producer > config.yaml
+		send(n, path, opCreate|opMade)
+		synctest.Wait()
+		replace(t, path, "v2\n")
+		send(n, path, opCreate) // IN_MOVED_TO
+		synctest.Wait()
+		assert.Equal(t, []string{"v2\n"}, r.contents())
+	})
+}
+
+// A writer's close, told twice (the directory's watch, the file's own), and
+// both taken with the events the kernel queued after a read: the second
+// copy leaves the read the first asked for standing, so a file emptied on
+// purpose is delivered at once, not after a doubt.
+func TestTheSameCloseToldTwiceStillReadsAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		write(t, path, "v1\n")
+		fs := &fakes{caps: caps{closes: true, files: true, ancestors: true}, buffered: true}
+		_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet))
+		synctest.Wait()
+		n := fs.last()
+
+		write(t, path, "v2\n")
+		send(n, path, opWrite)
+		synctest.Wait()
+		// The next writer empties the file before the first one's close
+		// is read; its own events are in the kernel's queue by then.
+		write(t, path, "")
+		fs.set(func(fs *fakes) {
+			fs.onSync = func(n *fakeNotifier) {
+				fs.onSync = nil
+				send(n, path, opWrite) // its truncation
+				send(n, path, opClose) // its close, by the directory's watch
+				send(n, path, opClose) // and by the file's own
+			}
+		})
+		start := time.Now()
+		send(n, path, opClose) // the first writer's
+		synctest.Wait()
+		assert.Equal(t, []string{""}, r.contents())
+		assert.Zero(t, time.Since(start), "read at the close, without a doubt's window")
+	})
+}
+
+// A doubt that began with the file missing ends with an empty file that a
+// rename brought in less than a window before: written lately, but by no
+// writer that holds it open. It is given a quiet window, not a wait for a
+// close that will not come.
+func TestAnEmptyFileRenamedInDuringADoubtIsNotHeldForAClose(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		write(t, path, "v1\n")
+		r, n := watchedOnLinux(t, path)
+
+		require.NoError(t, os.Remove(path))
+		send(n, path, opRemove) // the doubt begins
+		advance(testQuiet / 2)
+		replace(t, path, "")
+		stamp(t, path)
+		send(n, path, opCreate) // IN_MOVED_TO: read, and still doubted
+		advance(5 * testQuiet)
+		assert.Equal(t, []string{""}, r.contents())
+		assert.Empty(t, r.errs())
+	})
+}
