@@ -924,7 +924,13 @@ func (s *session) offer(r reading, t trust, fresh bool) {
 		// A writer no event told of, or whose close no event will tell
 		// of, may still be at it: it is given the pause a writer that
 		// keeps the file open gets. (The read that starts a watch is its
-		// baseline, whatever it finds.)
+		// baseline, whatever it finds.) An empty file is doubted instead:
+		// its writer, if one holds it open, is heard from now on (its
+		// writes, its close), and nothing says one does.
+		if doubted {
+			s.settle.doubt(r.why)
+			return
+		}
 		s.awaitUnseenWriter(r.why)
 		return
 	case waits && !s.noLaterWriter(r):

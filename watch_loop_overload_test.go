@@ -211,3 +211,29 @@ func TestAnEmptyFileRenamedInDuringADoubtIsNotHeldForAClose(t *testing.T) {
 		assert.Empty(t, r.errs())
 	})
 }
+
+// A writer's close taken after the path was made a link to another file,
+// empty and whole, in a directory no watch covered: found written lately
+// where nobody heard its writer, it is doubted for a window, not waited on
+// as a file whose writer holds it open (up to maxWriterWait).
+func TestAnEmptyFileFoundWhereNoWatchSawItsWriterIsDoubted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "config.yaml")
+		write(t, path, "v1\n")
+		r, n := watchedOnLinux(t, path)
+		other := filepath.Join(dir, "other")
+		require.NoError(t, os.Mkdir(other, 0o755))
+		empty := filepath.Join(other, "empty.yaml")
+
+		write(t, path, "v2\n")
+		send(n, path, opWrite)
+		write(t, empty, "")
+		stamp(t, empty)
+		require.NoError(t, os.Remove(path))
+		require.NoError(t, os.Symlink(empty, path))
+		send(n, path, opClose) // the in-place writer's, taken late
+		advance(3 * testQuiet)
+		assert.Equal(t, []string{""}, r.contents())
+	})
+}
