@@ -71,6 +71,7 @@ type session struct {
 	writes       int             // in-place writes seen, counted to tell whether a writer began
 	movedWrites  int             // writes seen when an event last said the path may lead elsewhere: those were to the file it led to then
 	watchesGone  int             // directory watches the kernel dropped, counted to tell whether a read came through one
+	filesGone    int             // removals of the file itself seen, counted to tell whether a read came before one
 	heldBack     time.Time       // since when reads have been left to later writers; zero if the last was believed
 	retry        retry           // the retry of a read that failed for a reason of the process
 	touched      map[string]bool // paths events named since the last resolution
@@ -452,9 +453,15 @@ func (s *session) watchGone(name string) {
 // own, read as that event says: a rename's at once, a creation's at its
 // writer's close. Read now, on this event, it could be caught half-written
 // (rm config.yaml; slow-producer > config.yaml); if nothing comes, the
-// doubt's end reads it and reports it missing.
+// doubt's end reads it and reports it missing. A wait for writers that
+// runs may be for the file that went: the path is resolved again, which
+// ends it if so (see refresh), and reads nothing while it runs.
 func (s *session) fileGone() {
+	s.filesGone++
 	s.settle.doubt(ReasonEvent)
+	if s.settle.blocksReads() {
+		s.lookAgain = true
+	}
 }
 
 // written takes an in-place write: it is read once the writes are done.
@@ -537,7 +544,7 @@ func (s *session) refresh(why Reason, t trust) error {
 	} else {
 		s.resumeResolve()
 	}
-	if s.writes == s.movedWrites && !sameFile(led, s.view.file) {
+	if s.writes == s.movedWrites && s.ledElsewhere(led) {
 		// The path leads to another file now (a rename brought it, a
 		// directory was made again) and no write came since it moved: a
 		// wait for writers was for the file it led to before, whose close
@@ -670,13 +677,13 @@ func (s *session) want(path string) {
 	}
 }
 
-// sameFile reports whether two resolutions led to the same file, or both
-// to none.
-func sameFile(a, b fs.FileInfo) bool {
-	if a == nil || b == nil {
-		return a == nil && b == nil
+// ledElsewhere reports whether the path, one file's, leads now to another
+// file than led, the file the resolution before found, or to none.
+func (s *session) ledElsewhere(led fs.FileInfo) bool {
+	if s.view.chain == nil {
+		return false // a set's resolution names no file
 	}
-	return os.SameFile(a, b)
+	return s.view.file == nil || led == nil || !os.SameFile(led, s.view.file)
 }
 
 // unheard reports whether a file the last resolution led to was not wanted
@@ -1010,7 +1017,7 @@ func (s *session) noLaterWriter(r reading) bool {
 		}
 	}
 	s.n.Sync()
-	writes, gone, moved := s.writes, s.watchesGone, s.chainTouched
+	writes, gone, moved, removed := s.writes, s.watchesGone, s.chainTouched, s.filesGone
 	lost := false
 	for drained := false; !drained; {
 		select {
@@ -1032,6 +1039,10 @@ func (s *session) noLaterWriter(r reading) bool {
 	// by: the read may have found a file elsewhere than where the watches
 	// are. It is made again, by a new resolution.
 	lost = lost || s.chainTouched != moved
+	// The file read was removed since (not the one a rename put it in
+	// place of, whose removal comes after it): the doubt its removal began
+	// is not for this read to end, and its end reads again.
+	lost = lost || s.filesGone != removed && s.readGone(&r)
 	if s.writes == writes && !lost {
 		s.heldBack = time.Time{}
 		return true
@@ -1040,6 +1051,17 @@ func (s *session) noLaterWriter(r reading) bool {
 		s.heldBack = time.Now()
 	}
 	return time.Since(s.heldBack) >= maxWaitFactor*s.settle.window
+}
+
+// readGone reports whether the path no longer shows the file r read. A
+// set's read is taken to be there.
+func (s *session) readGone(r *reading) bool {
+	paths := s.t.subj.paths()
+	if r.c.info == nil || len(paths) != 1 {
+		return false
+	}
+	info, err := os.Stat(paths[0])
+	return err != nil || !os.SameFile(info, r.c.info)
 }
 
 // close releases the session's timers and notifier. A notifier's close

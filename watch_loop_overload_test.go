@@ -237,3 +237,87 @@ func TestAnEmptyFileFoundWhereNoWatchSawItsWriterIsDoubted(t *testing.T) {
 		assert.Equal(t, []string{""}, r.contents())
 	})
 }
+
+// A file created empty, whose creator's close the session waits for, is
+// removed before the close is taken: the wait was for a writer of a file
+// the path no longer shows. The file is reported missing once it has
+// stayed so for a window, not after maxWriterWait.
+func TestAFileRemovedWhileItsCreatorsCloseIsAwaitedIsReportedMissing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		write(t, path, "v1\n")
+		r, n := watchedOnLinux(t, path)
+
+		require.NoError(t, os.Remove(path))
+		send(n, path, opRemove)
+		write(t, path, "") // rm config.yaml; slow-producer > config.yaml
+		send(n, path, opCreate|opMade)
+		synctest.Wait()
+		require.NoError(t, os.Remove(path))
+		send(n, path, opRemove)
+		advance(2 * testQuiet)
+		require.Len(t, r.errs(), 1)
+		assert.ErrorIs(t, r.errs()[0], os.ErrNotExist)
+	})
+}
+
+// The file is removed right after a read, and the removal's events are
+// among those the read waits for (see noLaterWriter): the doubt they begin
+// is not ended by the read they came after, and the file is reported
+// missing after a window.
+func TestARemovalTakenWithTheEventsAfterAReadIsReported(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		write(t, path, "v1\n")
+		fs := &fakes{caps: caps{closes: true, files: true, ancestors: true}, buffered: true}
+		_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet))
+		synctest.Wait()
+		n := fs.last()
+
+		replace(t, path, "v2\n")
+		fs.set(func(fs *fakes) {
+			fs.onSync = func(n *fakeNotifier) {
+				fs.onSync = nil
+				require.NoError(t, os.Remove(path))
+				send(n, path, opAttrib) // its link count, on its own watch
+				send(n, path, opRemove) // the directory's
+			}
+		})
+		send(n, path, opCreate) // IN_MOVED_TO: read, and v2 removed as the read waits
+		advance(2 * testQuiet)
+		require.Len(t, r.errs(), 1, "the removal was not reported")
+		assert.ErrorIs(t, r.errs()[0], os.ErrNotExist)
+	})
+}
+
+// The removal of the file the path led to before a link was put in its
+// place (its link count, its own watch's removal), taken after the read
+// that found the link's target written lately, ends no wait for that
+// target's writer: the wait is not for the file that went.
+func TestTheRemovalOfTheFileThePathLedToBeforeEndsNoWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "config.yaml")
+		write(t, path, "v1\n")
+		r, n := watchedOnLinux(t, path)
+		other := filepath.Join(dir, "other")
+		require.NoError(t, os.Mkdir(other, 0o755))
+		t2 := filepath.Join(other, "t2.yaml")
+
+		write(t, t2, "v2: half")
+		stamp(t, t2)
+		retarget(t, path, t2)
+		send(n, path, opCreate) // IN_MOVED_TO
+		send(n, path, opAttrib) // the old file's link count, on its own watch
+		send(n, path, opRemove) // and its IN_DELETE_SELF
+		synctest.Wait()
+		assert.Empty(t, r.contents(), "read half written")
+
+		write(t, t2, "v2: half and the rest\n")
+		stamp(t, t2)
+		send(n, t2, opWrite)
+		send(n, t2, opClose)
+		synctest.Wait()
+		assert.Equal(t, []string{"v2: half and the rest\n"}, r.contents())
+	})
+}
