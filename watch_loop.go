@@ -69,7 +69,8 @@ type session struct {
 	info    fs.FileInfo      // the file of the last read believed; nil for a set, or if it failed
 
 	writes       int             // in-place writes seen, counted to tell whether a writer began
-	movedWrites  int             // writes seen when an event last said the path may lead elsewhere: those were to the file it led to then
+	writing      fs.FileInfo     // the file a wait for writers is for; nil if not known
+	restat       bool            // the path may lead elsewhere since writing was taken: the next write says which file is written
 	watchesGone  int             // directory watches the kernel dropped, counted to tell whether a read came through one
 	filesGone    int             // removals of the file itself seen, counted to tell whether a read came before one
 	heldBack     time.Time       // since when reads have been left to later writers; zero if the last was believed
@@ -317,7 +318,7 @@ func (s *session) onEvent(ev event) {
 	}
 	switch kind {
 	case eventMade, eventMovedIn, eventGone, eventLook:
-		s.movedWrites = s.writes
+		s.restat = true
 	}
 	switch kind {
 	case eventSetChange:
@@ -332,7 +333,7 @@ func (s *session) onEvent(ev event) {
 	case eventLook:
 		s.lookAgain = true
 	case eventWrite:
-		s.written()
+		s.written(name)
 	case eventClosed:
 		s.settle.writerClosed()
 		s.readNow = true // what the writer wrote is all there, empty or not
@@ -464,14 +465,25 @@ func (s *session) fileGone() {
 	}
 }
 
-// written takes an in-place write: it is read once the writes are done.
-func (s *session) written() {
+// written takes an in-place write of the file at name: it is read once the
+// writes are done. Which file a wait for them is for is looked up when it
+// begins, and again if the path may have moved since.
+func (s *session) written(name string) {
 	if s.settle.window == 0 {
 		s.lookAgain = true
 		return
 	}
+	if s.writing == nil || s.restat || !s.settle.blocksReads() {
+		info, _ := os.Stat(name)
+		s.waitFor(info)
+	}
 	s.writes++
 	s.settle.written(ReasonWrite, s.caps.closes)
+}
+
+// waitFor notes the file a wait for writers begins for (nil: not known).
+func (s *session) waitFor(info fs.FileInfo) {
+	s.writing, s.restat = info, false
 }
 
 // made decides how to read what was created where the path leads, not
@@ -491,9 +503,11 @@ func (s *session) made(name string) {
 		s.settle.swapSeen()
 		s.lookAgain = true
 	case info.Size() == 0 && s.caps.closes:
+		s.waitFor(info)
 		s.writes++
 		s.settle.emptyWhileOpen(ReasonWrite)
 	default:
+		s.waitFor(info)
 		s.writes++
 		s.settle.written(ReasonWrite, s.caps.closes)
 	}
@@ -538,17 +552,15 @@ func (s *session) refresh(why Reason, t trust) error {
 	}
 	all := s.rewatchAll
 	s.rewatchAll = false
-	led := s.view.file
 	if all {
 		s.resolve()
 	} else {
 		s.resumeResolve()
 	}
-	if s.writes == s.movedWrites && s.ledElsewhere(led) {
-		// The path leads to another file now (a rename brought it, a
-		// directory was made again) and no write came since it moved: a
-		// wait for writers was for the file it led to before, whose close
-		// may never be told here. What is read now is judged afresh.
+	if s.settle.blocksReads() && s.ledElsewhere() {
+		// A wait for the writers of a file the path no longer leads to (a
+		// rename brought another, the file went): their close may never
+		// be told here. What is read now is judged afresh.
 		s.settle.moved()
 	}
 	unwatched := s.unwatched(all)
@@ -632,6 +644,9 @@ func (s *session) look(why Reason, force bool) error {
 	case s.settle.window > 0 && st != 0:
 		// Without events, nothing says whether a writer is done: give it a
 		// window.
+		if !s.settle.blocksReads() {
+			s.waitFor(nil) // no event names the file written
+		}
 		s.settle.guess(why)
 	default:
 		s.read(why, believed, false)
@@ -678,12 +693,13 @@ func (s *session) want(path string) {
 }
 
 // ledElsewhere reports whether the path, one file's, leads now to another
-// file than led, the file the resolution before found, or to none.
-func (s *session) ledElsewhere(led fs.FileInfo) bool {
-	if s.view.chain == nil {
+// file than the one a wait for writers is for, or to none. Not known is not
+// elsewhere.
+func (s *session) ledElsewhere() bool {
+	if s.view.chain == nil || s.writing == nil {
 		return false // a set's resolution names no file
 	}
-	return s.view.file == nil || led == nil || !os.SameFile(led, s.view.file)
+	return s.view.file == nil || !os.SameFile(s.writing, s.view.file)
 }
 
 // unheard reports whether a file the last resolution led to was not wanted
@@ -907,6 +923,7 @@ func (s *session) offer(r reading, t trust, fresh bool) {
 	lately := func(d time.Duration) bool { return waits && r.err == nil && s.writtenWithin(&r.c, d) }
 	switch {
 	case t == heldOpen && doubted && r.err == nil:
+		s.waitFor(r.c.info)
 		s.settle.emptyWhileOpen(r.why)
 		return
 	case (t == doubtful || t == heldOpen || t == quieted && r.err == nil) && doubted:
@@ -916,7 +933,7 @@ func (s *session) offer(r reading, t trust, fresh bool) {
 	case r.err == nil && r.c.torn && waits:
 		// A writer truncated the file as it was read: wait for it, as for
 		// one no event told of (its event may not have come yet).
-		s.awaitUnseenWriter(r.why)
+		s.awaitUnseenWriter(r.why, r.c.info)
 		return
 	case (t == believed || t == quieted) && lately(s.settle.window), t == heldOpen && lately(s.writerPause()):
 		// The wait was quiet only because the writes' events had not come
@@ -925,6 +942,7 @@ func (s *session) offer(r reading, t trust, fresh bool) {
 		// nothing says one holds it open (a rename may have brought it, or
 		// a read before took its writer's close), and a close that never
 		// comes would hold it back for maxWriterWait.
+		s.waitFor(r.c.info)
 		s.settle.resume(s.caps.closes && !doubted)
 		return
 	case (fresh || t == doubtful && !s.caps.closes && r.why != ReasonStart) && lately(s.writerPause()):
@@ -938,7 +956,7 @@ func (s *session) offer(r reading, t trust, fresh bool) {
 			s.settle.doubt(r.why)
 			return
 		}
-		s.awaitUnseenWriter(r.why)
+		s.awaitUnseenWriter(r.why, r.c.info)
 		return
 	case waits && !s.noLaterWriter(r):
 		return // the later writer's close, or its quiet, reads
@@ -961,8 +979,10 @@ func (s *session) writerPause() time.Duration {
 // awaitUnseenWriter waits for a writer that may be at work where no event
 // told of it: where closes are reported, as for a writer that keeps the
 // file open (its close, or its pause, reads); elsewhere, a quiet window,
-// which an event showing a swap ends.
-func (s *session) awaitUnseenWriter(why Reason) {
+// which an event showing a swap ends. info is the file it may be at work
+// on.
+func (s *session) awaitUnseenWriter(why Reason, info fs.FileInfo) {
+	s.waitFor(info)
 	if s.caps.closes {
 		s.settle.written(why, true)
 		return

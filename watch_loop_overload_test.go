@@ -321,3 +321,46 @@ func TestTheRemovalOfTheFileThePathLedToBeforeEndsNoWait(t *testing.T) {
 		assert.Equal(t, []string{"v2: half and the rest\n"}, r.contents())
 	})
 }
+
+// The removal of a file deleted and made again (its own watch's
+// IN_DELETE_SELF comes when its last holder lets go, after the new file's
+// writes), all taken with the events after a read, ends no wait for the
+// new file's writer.
+func TestALateRemovalOfTheOldFileEndsNoWaitForTheNewOnesWriter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		write(t, path, "v1\n")
+		fs := &fakes{caps: caps{closes: true, files: true, ancestors: true}, buffered: true}
+		_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet))
+		synctest.Wait()
+		n := fs.last()
+
+		// Someone holds the old file open: its inode is not freed, and its
+		// IN_DELETE_SELF waits for them.
+		old, err := os.Open(path)
+		require.NoError(t, err)
+		defer old.Close()
+		fs.set(func(fs *fakes) {
+			fs.onSync = func(n *fakeNotifier) {
+				fs.onSync = nil
+				require.NoError(t, os.Remove(path))
+				write(t, path, "v2: half")
+				send(n, path, opRemove) // the directory's IN_DELETE
+				send(n, path, opCreate|opMade)
+				send(n, path, opWrite)
+				send(n, path, opRemove) // the old file's IN_DELETE_SELF, late
+			}
+		})
+		later := time.Now().Add(time.Second)
+		require.NoError(t, os.Chtimes(path, later, later))
+		send(n, path, opAttrib) // a touch: read, and all that came after it taken
+		synctest.Wait()
+		assert.Empty(t, r.contents(), "read half written")
+
+		write(t, path, "v2: half and the rest\n")
+		send(n, path, opWrite)
+		send(n, path, opClose)
+		synctest.Wait()
+		assert.Equal(t, []string{"v2: half and the rest\n"}, r.contents())
+	})
+}
