@@ -893,6 +893,12 @@ func (s *session) read(why Reason, t trust, fresh bool) {
 		via = &s.view // resolved just before
 	}
 	r := s.t.subj.read(why, via)
+	if via != nil && via.file != nil && r.err == nil && !os.SameFile(r.c.info, via.file) {
+		// The path led to another file by the time it was read than the
+		// resolution just made found (a link put in its place): one no
+		// watch may have covered while it was written.
+		fresh = true
+	}
 	s.readSig = r.c.sig
 	s.offer(r, t, fresh)
 }

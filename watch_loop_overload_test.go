@@ -3,6 +3,7 @@ package file
 import (
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -362,5 +363,71 @@ func TestALateRemovalOfTheOldFileEndsNoWaitForTheNewOnesWriter(t *testing.T) {
 		send(n, path, opClose)
 		synctest.Wait()
 		assert.Equal(t, []string{"v2: half and the rest\n"}, r.contents())
+	})
+}
+
+// movingSubject is a subject whose next read, once armed, first runs move:
+// the path changes between the resolution and the read.
+type movingSubject struct {
+	subject
+	mu   sync.Mutex
+	move func()
+}
+
+func (m *movingSubject) read(why Reason, via *sight) reading {
+	m.mu.Lock()
+	move := m.move
+	m.move = nil
+	m.mu.Unlock()
+	if move != nil {
+		move()
+	}
+	return m.subject.read(why, via)
+}
+
+// The path is made a link to a file being written, in a directory no watch
+// covers, between the resolution a read goes by and the read: the read
+// finds that file, not the one the resolution found, and is taken as one
+// made where no watch heard the writer.
+func TestAFileTheReadFindsInPlaceOfTheOneResolvedIsNotReadMidWrite(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "config.yaml")
+		write(t, path, "v1\n")
+		other := filepath.Join(dir, "other")
+		require.NoError(t, os.Mkdir(other, 0o755))
+		t2 := filepath.Join(other, "t2.yaml")
+		fs := &fakes{caps: caps{closes: true, files: true, ancestors: true}}
+		f := Provider(path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet),
+			WithErrorCallbacks(), WithLogger(testLogger(t)))
+		moving := &movingSubject{subject: f.t.subj}
+		f.t.subj = moving
+		r := newRecorder(f)
+		require.NoError(t, f.Watch(r.cb))
+		defer shutdown(t, f)
+		synctest.Wait()
+		n := fs.last()
+
+		write(t, path, "v2\n")
+		send(n, path, opWrite)
+		moving.mu.Lock()
+		moving.move = func() {
+			write(t, t2, "v3: half")
+			stamp(t, t2)
+			require.NoError(t, os.Remove(path))
+			require.NoError(t, os.Symlink(t2, path))
+		}
+		moving.mu.Unlock()
+		send(n, path, opClose) // read: the path resolves to v2, then leads to t2
+		synctest.Wait()
+		assert.Empty(t, r.contents(), "read half written")
+
+		send(n, path, opCreate|opMade) // the link's IN_CREATE, taken late
+		write(t, t2, "v3: half and the rest\n")
+		stamp(t, t2)
+		send(n, t2, opWrite)
+		send(n, t2, opClose)
+		synctest.Wait()
+		assert.Equal(t, []string{"v3: half and the rest\n"}, r.contents())
 	})
 }
