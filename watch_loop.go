@@ -1068,6 +1068,11 @@ func (s *session) noLaterWriter(r reading) bool {
 	// by: the read may have found a file elsewhere than where the watches
 	// are. It is made again, by a new resolution.
 	lost = lost || s.chainTouched != moved
+	if s.watchesGone != gone || s.chainTouched != moved {
+		// Made again as where no watch heard the writers: the watches in
+		// place by then may have come after them.
+		s.lookFresh = true
+	}
 	// The file read was removed since (not the one a rename put it in
 	// place of, whose removal comes after it): the doubt its removal began
 	// is not for this read to end, and its end reads again.
