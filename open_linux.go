@@ -10,10 +10,11 @@ import (
 // openToRead opens a file for reading as a bare descriptor, without
 // blocking on a named pipe with no writer (O_NONBLOCK) and without making
 // a terminal device the controlling terminal (O_NOCTTY). An os.File would
-// cost three system calls more on the path to the callback: it offers
-// every descriptor opened non-blocking to the runtime's poller, which
-// refuses a regular file, and it closes through the poller too. A read
-// needs none of that: it checks that the file is regular before it reads.
+// cost a system call more on the path to the callback, and its allocations:
+// it offers every descriptor opened non-blocking to the runtime's poller
+// (epoll_ctl, which a regular file is refused), and sets up the poller's
+// bookkeeping and a cleanup for it. A read needs none of that: it checks
+// that the file is regular before it reads, and closes what it opened.
 func openToRead(path string) (readable, error) {
 	for {
 		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY|syscall.O_CLOEXEC, 0)
