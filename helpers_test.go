@@ -204,6 +204,25 @@ func failLogger(t testing.TB) *slog.Logger {
 	return slog.New(slog.NewTextHandler(lockedWriter{&mu, &buf}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
+// lockedBuffer is a buffer that a watch's goroutines may write to while the
+// test reads it: a log, a child's output.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
 type lockedWriter struct {
 	mu *sync.Mutex
 	w  io.Writer

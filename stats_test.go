@@ -1,7 +1,6 @@
 package file
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -156,7 +155,7 @@ func TestStatsMarshalJSON(t *testing.T) {
 func TestASecretsContentHashLeavesTheProcessOnlyWhenAskedFor(t *testing.T) {
 	const password = "hunter2\n"
 	v := newVolume(t, filepath.Join(t.TempDir(), "db-credentials"), map[string]string{"password": "changeme\n"})
-	var logged bytes.Buffer
+	var logged lockedBuffer // the watch logs its delivery after the callback returns
 	logger := slog.New(slog.NewJSONHandler(&logged, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	f, r := watched(t, v.path("password"), WithLogger(logger))
 	v.update(map[string]string{"password": password})
