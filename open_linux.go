@@ -3,6 +3,7 @@ package file
 import (
 	"io"
 	"io/fs"
+	"path/filepath"
 	"syscall"
 	"time"
 )
@@ -50,7 +51,7 @@ func (f *rawFile) Read(p []byte) (int, error) {
 }
 
 func (f *rawFile) Stat() (fs.FileInfo, error) {
-	info := &statInfo{name: f.path}
+	info := &statInfo{name: filepath.Base(f.path)}
 	for {
 		err := syscall.Fstat(f.fd, &info.st)
 		switch {
@@ -68,7 +69,7 @@ func (f *rawFile) Stat() (fs.FileInfo, error) {
 func (f *rawFile) Close() error { return syscall.Close(f.fd) }
 
 // statInfo is an fstat's result as an fs.FileInfo, as os.Stat gives it:
-// its Sys is the *syscall.Stat_t.
+// the file's base name, and the *syscall.Stat_t as its Sys.
 type statInfo struct {
 	name string
 	st   syscall.Stat_t

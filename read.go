@@ -86,8 +86,12 @@ func readAtMost(r io.Reader, size, limit int64) ([]byte, error) {
 
 // sameFile reports whether two stats are of one file: by device and inode
 // where the platform gives them (a read's stat on Linux is not os's own,
-// which os.SameFile needs), as os.SameFile judges elsewhere.
+// which os.SameFile needs), as os.SameFile judges elsewhere. No stat is of
+// no file.
 func sameFile(a, b fs.FileInfo) bool {
+	if a == nil || b == nil {
+		return false
+	}
 	da, ia := fileID(a)
 	db, ib := fileID(b)
 	if ia != 0 && ib != 0 {

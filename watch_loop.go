@@ -518,12 +518,25 @@ func (s *session) made(name string) {
 // tell: a file created at once may be given the one just freed; its size
 // most likely differs.)
 func (s *session) replaced() bool {
-	paths := s.t.subj.paths()
-	if s.info == nil || len(paths) != 1 {
+	cur, one := s.fileNow()
+	if s.info == nil || !one {
 		return true
 	}
+	return cur == nil || !sameFile(cur, s.info) || cur.Size() != s.info.Size()
+}
+
+// fileNow stats the file the path leads to now: nil if there is none. one
+// is false for a set, which has no one file.
+func (s *session) fileNow() (info fs.FileInfo, one bool) {
+	paths := s.t.subj.paths()
+	if len(paths) != 1 {
+		return nil, false
+	}
 	info, err := os.Stat(paths[0])
-	return err != nil || !sameFile(info, s.info) || info.Size() != s.info.Size()
+	if err != nil {
+		return nil, true
+	}
+	return info, true
 }
 
 // arrivalsTold reports whether a file that takes the watched file's place
@@ -1090,12 +1103,11 @@ func (s *session) noLaterWriter(r reading) bool {
 // readGone reports whether the path no longer shows the file r read. A
 // set's read is taken to be there.
 func (s *session) readGone(r *reading) bool {
-	paths := s.t.subj.paths()
-	if r.c.info == nil || len(paths) != 1 {
+	cur, one := s.fileNow()
+	if r.c.info == nil || !one {
 		return false
 	}
-	info, err := os.Stat(paths[0])
-	return err != nil || !sameFile(info, r.c.info)
+	return cur == nil || !sameFile(cur, r.c.info)
 }
 
 // close releases the session's timers and notifier. A notifier's close

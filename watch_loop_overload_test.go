@@ -27,6 +27,16 @@ func stamp(t *testing.T, path string) {
 	require.NoError(t, os.Chtimes(path, now, now))
 }
 
+// finish ends a writer's work on path: what it wrote is data, stamped now,
+// and its last write and its close come as events.
+func finish(t *testing.T, n *fakeNotifier, path, data string) {
+	t.Helper()
+	write(t, path, data)
+	stamp(t, path)
+	send(n, path, opWrite)
+	send(n, path, opClose)
+}
+
 // retarget points the symlink link at target at once, as ln -sfn and
 // deployment tools do: a new link renamed over the old.
 func retarget(t *testing.T, link, target string) {
@@ -67,10 +77,7 @@ func TestAFileTheLinkLeadsToOnlyNowIsNotReadMidWrite(t *testing.T) {
 		synctest.Wait()
 		assert.Empty(t, r.contents(), "read half written")
 
-		write(t, t2, "v2: half and the rest\n")
-		stamp(t, t2)
-		send(n, t2, opWrite)
-		send(n, t2, opClose)
+		finish(t, n, t2, "v2: half and the rest\n")
 		synctest.Wait()
 		assert.Equal(t, []string{"v2: half and the rest\n"}, r.contents())
 	})
@@ -105,10 +112,7 @@ func TestACloseOfTheFileThePathLedToBeforeEndsNoWait(t *testing.T) {
 		synctest.Wait()
 		assert.Empty(t, r.contents(), "the old file's close ended the wait for the new file's writer")
 
-		write(t, t2, "v3: half and the rest\n")
-		stamp(t, t2)
-		send(n, t2, opWrite)
-		send(n, t2, opClose)
+		finish(t, n, t2, "v3: half and the rest\n")
 		synctest.Wait()
 		assert.Equal(t, []string{"v3: half and the rest\n"}, r.contents())
 	})
@@ -314,10 +318,7 @@ func TestTheRemovalOfTheFileThePathLedToBeforeEndsNoWait(t *testing.T) {
 		synctest.Wait()
 		assert.Empty(t, r.contents(), "read half written")
 
-		write(t, t2, "v2: half and the rest\n")
-		stamp(t, t2)
-		send(n, t2, opWrite)
-		send(n, t2, opClose)
+		finish(t, n, t2, "v2: half and the rest\n")
 		synctest.Wait()
 		assert.Equal(t, []string{"v2: half and the rest\n"}, r.contents())
 	})
@@ -423,10 +424,7 @@ func TestAFileTheReadFindsInPlaceOfTheOneResolvedIsNotReadMidWrite(t *testing.T)
 		assert.Empty(t, r.contents(), "read half written")
 
 		send(n, path, opCreate|opMade) // the link's IN_CREATE, taken late
-		write(t, t2, "v3: half and the rest\n")
-		stamp(t, t2)
-		send(n, t2, opWrite)
-		send(n, t2, opClose)
+		finish(t, n, t2, "v3: half and the rest\n")
 		synctest.Wait()
 		assert.Equal(t, []string{"v3: half and the rest\n"}, r.contents())
 	})

@@ -1,6 +1,7 @@
 package chain
 
 import (
+	"math/bits"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -17,6 +18,57 @@ var (
 		"b/../key", "a/c/../../x", "..data/../key", "x/../a/key"}
 )
 
+// fuzzRoot makes the fuzz trees' directories in a new temporary one.
+func fuzzRoot(t *testing.T) string {
+	root := t.TempDir()
+	for _, d := range fuzzDirs[1:] {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+// What a fuzz program's operations may do: FuzzResolve only makes files,
+// symlinks (relative and absolute) and directories; FuzzResume's changes
+// also remove and rename.
+const (
+	fuzzMakes   = 4
+	fuzzChanges = 6
+)
+
+// fuzzApply runs prog under root, three bytes an operation: the operation
+// (modulo kinds) and its symlink target (the bits above), the directory,
+// the name. Every path it touches goes into touched, if not nil.
+func fuzzApply(root string, prog []byte, kinds int, touched map[string]bool) {
+	note := func(p string) {
+		if touched != nil {
+			touched[p] = true
+		}
+	}
+	for i := 0; i+2 < len(prog); i += 3 {
+		op, a, b := int(prog[i]), int(prog[i+1]), int(prog[i+2])
+		at := filepath.Join(root, fuzzDirs[a%len(fuzzDirs)], fuzzNames[b%len(fuzzNames)])
+		target := fuzzTargets[(op>>bits.Len(uint(kinds-1)))%len(fuzzTargets)]
+		note(at)
+		switch op % kinds {
+		case 0:
+			_ = os.WriteFile(at, []byte(at), 0o644)
+		case 1:
+			_ = os.Symlink(target, at)
+		case 2:
+			_ = os.Symlink(filepath.Join(root, target), at)
+		case 3:
+			_ = os.Mkdir(at, 0o755)
+		case 4:
+			_ = os.RemoveAll(at)
+		case 5:
+			note(at + "~")
+			_ = os.Rename(at, at+"~")
+		}
+	}
+}
+
 // FuzzResolve builds a small tree of directories, files and symlinks from
 // the input, and checks Resolve against the kernel: it finds the file the
 // kernel opens, fails where the kernel fails, and watches only directories
@@ -25,27 +77,8 @@ func FuzzResolve(f *testing.F) {
 	f.Add([]byte{0, 0, 2, 1, 0, 3, 1, 2, 2, 0})
 	f.Add([]byte{3, 1, 0, 1, 0, 7, 0, 7, 2, 5})
 	f.Fuzz(func(t *testing.T, program []byte) {
-		root := t.TempDir()
-		for _, d := range fuzzDirs[1:] {
-			if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}
-		for i := 0; i+2 < len(program); i += 3 {
-			op, a, b := program[i], int(program[i+1]), int(program[i+2])
-			at := filepath.Join(root, fuzzDirs[a%len(fuzzDirs)], fuzzNames[b%len(fuzzNames)])
-			target := fuzzTargets[int(op>>2)%len(fuzzTargets)]
-			switch op % 4 {
-			case 0:
-				_ = os.WriteFile(at, []byte(at), 0o644)
-			case 1:
-				_ = os.Symlink(target, at)
-			case 2:
-				_ = os.Symlink(filepath.Join(root, target), at)
-			case 3:
-				_ = os.Mkdir(at, 0o755)
-			}
-		}
+		root := fuzzRoot(t)
+		fuzzApply(root, program, fuzzMakes, nil)
 		// Not filepath.Join, which cleans "b/../key" to "key": the kernel
 		// goes up from where the symlink b leads.
 		q := root + "/" + fuzzQueries[len(program)%len(fuzzQueries)]
@@ -112,40 +145,12 @@ func FuzzResume(f *testing.F) {
 	f.Add([]byte{0, 0, 2, 1, 0, 3, 1, 2, 2, 0}, []byte{4, 0, 2, 1, 0, 2})
 	f.Add([]byte{3, 1, 0, 1, 0, 7, 0, 7, 2, 5}, []byte{5, 1, 0, 0, 0, 3})
 	f.Fuzz(func(t *testing.T, program, changes []byte) {
-		root := t.TempDir()
-		for _, d := range fuzzDirs[1:] {
-			if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}
-		apply := func(prog []byte, touched map[string]bool) {
-			for i := 0; i+2 < len(prog); i += 3 {
-				op, a, b := prog[i], int(prog[i+1]), int(prog[i+2])
-				at := filepath.Join(root, fuzzDirs[a%len(fuzzDirs)], fuzzNames[b%len(fuzzNames)])
-				target := fuzzTargets[int(op>>3)%len(fuzzTargets)]
-				touched[at] = true
-				switch op % 6 {
-				case 0:
-					_ = os.WriteFile(at, []byte(at), 0o644)
-				case 1:
-					_ = os.Symlink(target, at)
-				case 2:
-					_ = os.Symlink(filepath.Join(root, target), at)
-				case 3:
-					_ = os.Mkdir(at, 0o755)
-				case 4:
-					_ = os.RemoveAll(at)
-				case 5:
-					touched[at+"~"] = true
-					_ = os.Rename(at, at+"~")
-				}
-			}
-		}
-		apply(program, map[string]bool{})
+		root := fuzzRoot(t)
+		fuzzApply(root, program, fuzzChanges, nil)
 		q := root + "/" + fuzzQueries[len(program)%len(fuzzQueries)]
 		prev := Resolve(q, nil)
 		touched := map[string]bool{}
-		apply(changes, touched)
+		fuzzApply(root, changes, fuzzChanges, touched)
 
 		got := Resume(q, &prev, func(p string) bool { return touched[p] }, nil)
 		want := Resolve(q, nil)
