@@ -3,8 +3,14 @@ package file
 import "time"
 
 // maxWaitFactor bounds how long a file that is written without pause can
-// delay a read: maxWaitFactor windows after the first write.
+// delay a read: maxWaitFactor windows after the first write (the cap).
 const maxWaitFactor = 10
+
+// capGap is how long writes must pause, once a wait has passed its cap,
+// for the file to be read: longer than one writer's writes are apart, so
+// that the cap reads between writers, not inside one. Writes that never
+// pause so long are read a pause after the cap.
+const capGap = 5 * time.Millisecond
 
 // heldOpenWindow is how long a writer that keeps the file open after writing
 // must go without a write before the file is read, where the kernel reports
@@ -76,7 +82,9 @@ const (
 	heldOpen
 	// capped: writes went on without pause for as long as a read may be
 	// put off: what is read is what the file is, however far its writers
-	// are.
+	// are, unless it is empty or was cut short as it was read (a writer's
+	// truncation, caught in the act): that is doubted or waited for, as
+	// any other read's would be.
 	capped
 )
 
@@ -112,8 +120,18 @@ func (q *settle) written(why Reason, closes bool) {
 	case q.state == guessing:
 		q.state = quieting
 	}
-	limit := q.start.Add(maxWaitFactor * q.pause())
-	q.timer.Reset(max(0, min(q.pause(), limit.Sub(now))))
+	q.timer.Reset(q.delay(now))
+}
+
+// delay is how long after a write at now the wait's read is due: a pause
+// later, unless that passes the cap, and then at the cap's first gap
+// between writes (capGap), or a pause after the cap.
+func (q *settle) delay(now time.Time) time.Duration {
+	toCap := q.start.Add(maxWaitFactor * q.pause()).Sub(now)
+	if q.pause() <= toCap {
+		return q.pause()
+	}
+	return max(0, min(q.pause(), toCap+q.pause(), max(toCap, capGap)))
 }
 
 // resume takes a read, at the end of a wait for writes, that found the file
@@ -125,8 +143,7 @@ func (q *settle) resume(closes bool) {
 	if closes {
 		q.state = writing
 	}
-	limit := q.start.Add(maxWaitFactor * q.pause())
-	q.timer = time.NewTimer(max(0, min(q.pause(), time.Until(limit))))
+	q.timer = time.NewTimer(q.delay(time.Now()))
 }
 
 // emptyWhileOpen takes a file found empty while its writer holds it open:
@@ -231,7 +248,10 @@ func (q *settle) C() <-chan time.Time {
 func (q *settle) fired() (Reason, trust) {
 	t := believed
 	switch {
-	case q.state == awaitingClose, q.blocksReads() && time.Since(q.start) >= maxWaitFactor*q.pause():
+	case q.state == awaitingClose:
+		// The writer was given maxWriterWait: what the file holds now is
+		// believed, however empty.
+	case q.blocksReads() && time.Since(q.start) >= maxWaitFactor*q.pause():
 		t = capped
 	case q.state == writing:
 		t = heldOpen

@@ -948,15 +948,18 @@ func (s *session) offer(r reading, t trust, fresh bool) {
 		s.waitFor(r.c.info)
 		s.settle.emptyWhileOpen(r.why)
 		return
-	case (t == doubtful || t == heldOpen || t == quieted && r.err == nil) && doubted:
+	case (t == doubtful || t == heldOpen || (t == quieted || t == capped) && r.err == nil) && doubted:
+		// A cap's read, too: the file it finds empty is most likely a
+		// writer's truncation, caught because writes went on for so long.
 		s.settle.doubt(r.why)
 		return
-	case t == capped:
 	case r.err == nil && r.c.torn && waits:
 		// A writer truncated the file as it was read: wait for it, as for
-		// one no event told of (its event may not have come yet).
+		// one no event told of (its event may not have come yet). Even at
+		// a cap: what was read is a part, and the writer is at it now.
 		s.awaitUnseenWriter(r.why, r.c.info)
 		return
+	case t == capped:
 	case (t == believed || t == quieted) && lately(s.settle.window), t == heldOpen && lately(s.writerPause()):
 		// The wait was quiet only because the writes' events had not come
 		// yet: the file says it was written within it. A file found empty

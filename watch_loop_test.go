@@ -65,6 +65,83 @@ func TestAFileWrittenWithoutPauseIsStillRead(t *testing.T) {
 	})
 }
 
+// The cap reads the file wherever its writers are, but a file it finds
+// empty is a writer's truncation far more often than a content: it is
+// doubted for a window, as any other read's empty file is. Found empty
+// there by the cap in CI (fsnotify's backend, under -race), it was
+// delivered.
+func TestACapThatFindsTheFileEmptyDoesNotDeliverIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		write(t, path, "v1\n")
+		_, r, fs := watchedFake(t, path, WithQuietWindow(testQuiet))
+		n := fs.last()
+
+		start := time.Now()
+		for time.Since(start) < maxWaitFactor*testQuiet {
+			write(t, path, "line "+time.Since(start).String()+"\n")
+			send(n, path, opWrite)
+			write(t, path, "") // the next writer's truncation, when the cap comes
+			advance(testQuiet / 4)
+		}
+		require.Empty(t, r.calls(), "the cap delivered the file a writer had just truncated")
+
+		write(t, path, "v2\n")
+		send(n, path, opWrite)
+		advance(testQuiet)
+		require.Equal(t, []string{"v2\n"}, r.contents())
+
+		// An empty file that stays so is a content: once the writes stop,
+		// the quiet window and the doubt's pass, and it is delivered.
+		for time.Since(start) < 3*maxWaitFactor*testQuiet {
+			write(t, path, "")
+			send(n, path, opWrite)
+			advance(testQuiet / 4)
+		}
+		advance(2 * testQuiet)
+		require.Equal(t, []string{"v2\n", ""}, r.contents())
+	})
+}
+
+// Past its cap, the wait reads at the first gap between writes (capGap),
+// not wherever a writer is: a writer's writes are closer together than
+// that. Writes that never pause so long are read a window after the cap.
+func TestACapReadsBetweenWritersNotInsideOne(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		write(t, path, "v1\n")
+		_, r, fs := watchedFake(t, path, WithQuietWindow(testQuiet))
+		n := fs.last()
+		writeNow := func(data string) {
+			write(t, path, data)
+			send(n, path, opWrite)
+		}
+
+		start := time.Now()
+		for time.Since(start) < maxWaitFactor*testQuiet-testQuiet/4 {
+			writeNow("whole " + time.Since(start).String() + "\n")
+			advance(testQuiet / 5)
+		}
+		advance(time.Until(start.Add(maxWaitFactor*testQuiet - time.Millisecond)))
+		writeNow("part") // a millisecond before the cap
+		advance(2 * time.Millisecond)
+		require.Empty(t, r.calls(), "read inside a writer")
+		writeNow("part and the rest\n")
+		advance(capGap)
+		require.Equal(t, []string{"part and the rest\n"}, r.contents())
+
+		start = time.Now()
+		for i := 0; time.Since(start) < maxWaitFactor*testQuiet+testQuiet; i++ {
+			writeNow(fmt.Sprintf("line %d\n", i))
+			advance(time.Millisecond)
+			if time.Since(start) < maxWaitFactor*testQuiet+testQuiet {
+				require.Len(t, r.contents(), 1, "read inside a writer, at %v", time.Since(start))
+			}
+		}
+		require.Len(t, r.contents(), 2, "writes that never pause are read a window after the cap")
+	})
+}
+
 func TestAtomicUpdatesAreReadAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "config.yaml")
