@@ -14,6 +14,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/keepwatch/file/internal/chain"
+	"github.com/keepwatch/file/internal/glob"
 	"github.com/knadh/koanf/maps"
 	"github.com/knadh/koanf/v2"
 )
@@ -68,8 +69,9 @@ func Set(dir string, names []string, parser koanf.Parser, opts ...Option) *FileS
 // Glob returns a provider for the files of one directory whose names match
 // pattern's last element (filepath.Match syntax; the directory part is a
 // plain path), read and merged in lexical order; names beginning with a
-// dot are left out, as a shell leaves them. A file appearing or
-// disappearing is a change of the set; no file matching is an empty set.
+// dot are left out, as a shell leaves them, and so are directories (and
+// links to them). A file appearing or disappearing is a change of the
+// set; no file matching is an empty set.
 // It does no I/O; a malformed pattern is reported by every read.
 func Glob(pattern string, parser koanf.Parser, opts ...Option) *FileSet {
 	dir, base := filepath.Split(pattern)
@@ -187,8 +189,7 @@ func (s *setSubject) dirName() string {
 }
 
 func (s *setSubject) matches(name string) bool {
-	ok, _ := filepath.Match(s.pattern, name)
-	return ok && !strings.HasPrefix(name, ".")
+	return glob.Match(s.pattern, name)
 }
 
 func (s *setSubject) paths() []string {
@@ -236,18 +237,12 @@ func (s *setSubject) members(p place) ([]string, error) {
 	if s.pattern == "" {
 		return s.names, nil
 	}
-	if _, err := filepath.Match(s.pattern, ""); err != nil {
+	names, err := glob.Members(p.base, s.pattern)
+	switch {
+	case errors.Is(err, filepath.ErrBadPattern):
 		return nil, &fs.PathError{Op: "glob", Path: s.path, Err: err}
-	}
-	entries, err := os.ReadDir(p.base)
-	if err != nil {
+	case err != nil:
 		return nil, renamePath(err, s.dirName())
-	}
-	var names []string
-	for _, e := range entries {
-		if s.matches(e.Name()) {
-			names = append(names, e.Name())
-		}
 	}
 	return names, nil
 }

@@ -64,6 +64,29 @@ func TestAGlobSetTakesItsFilesInLexicalOrder(t *testing.T) {
 	assert.Equal(t, map[string]any{"limit": 2, "name": "app"}, m)
 }
 
+// A glob's set is files: a subdirectory its pattern matches, or a link to
+// one, is no member (it failed the whole set's read, as a file that is not
+// regular). A link to a file is one.
+func TestAGlobSetLeavesDirectoriesOut(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "conf.d")
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "old.yaml"), 0o755))
+	require.NoError(t, os.Symlink("old.yaml", filepath.Join(dir, "older.yaml")))
+	write(t, filepath.Join(dir, "10-base.yaml"), "name: app\n")
+	require.NoError(t, os.Symlink("10-base.yaml", filepath.Join(dir, "20-link.yaml")))
+	s := Glob(filepath.Join(dir, "*.yaml"), yaml.Parser())
+	m, err := s.Read()
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{"name": "app"}, m)
+
+	r := watchedSet(t, s)
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "new.yaml"), 0o755))
+	write(t, filepath.Join(dir, "30-more.yaml"), "more: yes\n")
+	r.wait(t, func(m map[string]any) bool { return m["more"] == "yes" })
+	_, ev, _ := r.last()
+	assert.Equal(t, []string{"10-base.yaml", "20-link.yaml", "30-more.yaml"}, ev.Files)
+	assert.Empty(t, r.errors())
+}
+
 // One callback per change of the set, never one per file; in a plain
 // directory, a set rewritten file by file is read once it has settled.
 func TestASetRewrittenFileByFileIsDeliveredOnce(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	keepwatch "github.com/keepwatch/file"
+	globset "github.com/keepwatch/file/internal/glob"
 	"github.com/knadh/koanf/v2"
 )
 
@@ -87,26 +88,17 @@ func (t target) set(parser koanf.Parser, opts ...keepwatch.Option) *keepwatch.Fi
 
 // members lists the files a set target reads in base (the set's directory,
 // or in a kubelet volume the generation ..data leads to), as the library
-// lists them: the names given, or the entries matching the glob but
-// dotfiles, in lexical order.
+// lists them: the names given, or the files matching the glob but
+// dotfiles, in lexical order (internal/glob).
 func (t target) members(base string) ([]string, error) {
 	if t.kind == named {
 		return t.names, nil
 	}
-	if _, err := filepath.Match(t.pattern, ""); err != nil {
+	names, err := globset.Members(base, t.pattern)
+	if errors.Is(err, filepath.ErrBadPattern) {
 		return nil, fmt.Errorf("glob %s: %w", t.pattern, err)
 	}
-	entries, err := os.ReadDir(base)
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	for _, e := range entries {
-		if ok, _ := filepath.Match(t.pattern, e.Name()); ok && !strings.HasPrefix(e.Name(), ".") {
-			names = append(names, e.Name())
-		}
-	}
-	return names, nil
+	return names, err
 }
 
 // parseTargets parses a command's flags and returns its targets: one per

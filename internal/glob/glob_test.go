@@ -1,0 +1,30 @@
+package glob
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestMembersAreTheMatchingFilesInLexicalOrder(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"b.yaml", "a.yaml", ".hidden.yaml", "notes.txt"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, f), nil, 0o644))
+	}
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "old.yaml"), 0o755))
+	require.NoError(t, os.Symlink("old.yaml", filepath.Join(dir, "dirlink.yaml")))
+	require.NoError(t, os.Symlink("a.yaml", filepath.Join(dir, "c.yaml")))
+	require.NoError(t, os.Symlink("gone.yaml", filepath.Join(dir, "d.yaml")))
+
+	names, err := Members(dir, "*.yaml")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a.yaml", "b.yaml", "c.yaml", "d.yaml"}, names)
+
+	_, err = Members(dir, "[")
+	assert.ErrorIs(t, err, filepath.ErrBadPattern)
+	_, err = Members(filepath.Join(dir, "missing"), "*")
+	assert.ErrorIs(t, err, os.ErrNotExist)
+}
