@@ -41,6 +41,11 @@ var ErrInvalidKey = errors.New("kubevol: invalid key")
 // Volume is a kubelet-style volume directory. Keys are top-level file
 // names; a payload maps each key to its content. Like kubelet, make one
 // update at a time: a Volume is not safe for concurrent use.
+//
+// [New] makes a volume. To update one that exists already (made by New in
+// another process, or by a test's earlier run), name its directory:
+// &Volume{Dir: dir}; its Update then makes the next generation, as kubelet
+// does after a restart.
 type Volume struct {
 	// Dir is the volume directory, where a pod mounts the volume.
 	Dir string

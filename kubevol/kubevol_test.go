@@ -55,6 +55,28 @@ func TestAVolumeLooksAsKubeletsDoes(t *testing.T) {
 	assert.ErrorIs(t, err, os.ErrNotExist)
 }
 
+// A volume made before, by New in another process say, is updated through
+// a Volume that names its directory: the old generation goes, as New's
+// own updates make it go.
+func TestAVolumeThatExistsIsUpdatedByItsDirectory(t *testing.T) {
+	made, err := New(filepath.Join(t.TempDir(), "cm"), map[string]string{"a": "1"})
+	require.NoError(t, err)
+	first, _ := made.Generation()
+
+	v := &Volume{Dir: made.Dir}
+	payload, err := v.Payload()
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"a": "1"}, payload)
+	changed, err := v.Update(map[string]string{"a": "2"})
+	require.NoError(t, err)
+	assert.True(t, changed)
+	b, err := os.ReadFile(v.Path("a"))
+	require.NoError(t, err)
+	assert.Equal(t, "2", string(b))
+	_, err = os.Stat(filepath.Join(v.Dir, first))
+	assert.ErrorIs(t, err, os.ErrNotExist, "the old generation is removed")
+}
+
 // Keys kubelet would refuse, or that are no top-level file name, are
 // refused before anything is written.
 func TestInvalidKeysAreRefused(t *testing.T) {
