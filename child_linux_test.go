@@ -93,11 +93,18 @@ func childCommand(t *testing.T, attr *syscall.SysProcAttr, env ...string) *exec.
 	return cmd
 }
 
+// copyFile copies from to to, a binary about to be run. No process may be
+// forked while to is open for writing: a child forked then holds the
+// descriptor until it execs, and running to meanwhile fails with "text
+// file busy" (ETXTBSY; golang.org/issue/22315), which tests starting
+// children in parallel hit. Forks take syscall.ForkLock for writing.
 func copyFile(t *testing.T, from, to string) {
 	t.Helper()
 	src, err := os.Open(from)
 	require.NoError(t, err)
 	defer src.Close()
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
 	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o755)
 	require.NoError(t, err)
 	_, err = io.Copy(dst, src)
