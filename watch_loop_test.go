@@ -45,12 +45,20 @@ func TestInPlaceWritesAreReadAfterAQuietWindow(t *testing.T) {
 	})
 }
 
+// watchedQuietFile watches a file holding "v1\n" on the fake notifier,
+// with the quiet window testQuiet and no closes reported: in-place writes
+// are read when they go quiet, or at the cap.
+func watchedQuietFile(t *testing.T) (string, *recorder, *fakeNotifier) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	write(t, path, "v1\n")
+	_, r, fs := watchedFake(t, path, WithQuietWindow(testQuiet))
+	return path, r, fs.last()
+}
+
 func TestAFileWrittenWithoutPauseIsStillRead(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		path := filepath.Join(t.TempDir(), "config.yaml")
-		write(t, path, "v1\n")
-		_, r, fs := watchedFake(t, path, WithQuietWindow(testQuiet))
-		n := fs.last()
+		path, r, n := watchedQuietFile(t)
 
 		start := time.Now()
 		for i := 0; time.Since(start) < maxWaitFactor*testQuiet; i++ {
@@ -72,10 +80,7 @@ func TestAFileWrittenWithoutPauseIsStillRead(t *testing.T) {
 // delivered.
 func TestACapThatFindsTheFileEmptyDoesNotDeliverIt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		path := filepath.Join(t.TempDir(), "config.yaml")
-		write(t, path, "v1\n")
-		_, r, fs := watchedFake(t, path, WithQuietWindow(testQuiet))
-		n := fs.last()
+		path, r, n := watchedQuietFile(t)
 
 		start := time.Now()
 		for time.Since(start) < maxWaitFactor*testQuiet {
@@ -108,10 +113,7 @@ func TestACapThatFindsTheFileEmptyDoesNotDeliverIt(t *testing.T) {
 // that. Writes that never pause so long are read a window after the cap.
 func TestACapReadsBetweenWritersNotInsideOne(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		path := filepath.Join(t.TempDir(), "config.yaml")
-		write(t, path, "v1\n")
-		_, r, fs := watchedFake(t, path, WithQuietWindow(testQuiet))
-		n := fs.last()
+		path, r, n := watchedQuietFile(t)
 		writeNow := func(data string) {
 			write(t, path, data)
 			send(n, path, opWrite)
