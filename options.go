@@ -99,7 +99,8 @@ func WithPolling(d time.Duration) Option {
 // polling, and for a change the periodic re-check found. It is also how
 // long a missing or empty file is doubted before it is reported or
 // delivered, and how long a [FileSet] outside a kubelet volume must go
-// without a change before it is read.
+// without a change before it is read. Writes that never pause for a window
+// are read ten windows after the first, at their first 5 ms gap.
 //
 // On Linux an in-place write is read as soon as its writer closes the
 // file, however long the window. A writer that keeps the file open after

@@ -42,8 +42,9 @@ const (
 	doubting
 	// quieting: in-place writes are under way, and nothing will say when
 	// they end. The file is read once a window passes without a write, or
-	// maxWaitFactor windows after the first one, so that a file written
-	// without pause is still read.
+	// from the cap on (maxWaitFactor windows after the first one) at the
+	// first capGap between writes, so that a file written without pause
+	// is still read.
 	quieting
 	// guessing: as quieting, but started by a changed stat alone (the
 	// re-check saw the file change, no event said how). An event that
@@ -51,8 +52,8 @@ const (
 	guessing
 	// writing: in-place writes are under way and the kernel reports the
 	// writer's close, which ends the wait. A writer that keeps the file
-	// open is read once it has gone heldOpenWindow without a write (or
-	// maxWaitFactor such windows after the first).
+	// open is read once it has gone heldOpenWindow without a write (or,
+	// from maxWaitFactor such windows after the first, capGap).
 	writing
 	// awaitingClose: the file is empty and its writer holds it open (a
 	// slow producer behind a shell redirect, not started yet): only its
