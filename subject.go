@@ -2,7 +2,6 @@ package file
 
 import (
 	"errors"
-	"hash/fnv"
 	"io/fs"
 	"maps"
 	"os"
@@ -92,22 +91,26 @@ type signature uint64
 // signOf adds one stat to a signature: the file's identity, size and
 // modification time, and the name it was read under.
 func signOf(sig signature, name string, info fs.FileInfo) signature {
-	h := fnv.New64a()
-	var b [8]byte
+	// FNV-1a, written out: hash/fnv's New64a returns its state behind an
+	// interface, one allocation per read and per re-check's stat.
+	const offset, prime = 14695981039346656037, 1099511628211
+	h := uint64(offset)
 	put := func(v uint64) {
-		for i := range b {
-			b[i] = byte(v >> (8 * i))
+		for range 8 {
+			h = (h ^ v&0xff) * prime
+			v >>= 8
 		}
-		h.Write(b[:])
 	}
 	put(uint64(sig))
-	h.Write([]byte(name))
+	for i := range len(name) {
+		h = (h ^ uint64(name[i])) * prime
+	}
 	dev, ino := fileID(info)
 	put(dev)
 	put(ino)
 	put(uint64(info.Size()))
 	put(uint64(info.ModTime().UnixNano()))
-	return signature(h.Sum64() | 1) // never zero: zero means no stat
+	return signature(h | 1) // never zero: zero means no stat
 }
 
 // fileSubject is one file.
@@ -125,7 +128,10 @@ func (f *fileSubject) resolve(before func(string), prev *sight, changed func(str
 		c = chain.Resolve(f.abs, before)
 	}
 	v := sight{names: c.Names, dirs: c.Dirs, searched: c.Searched, home: c.Home(), atomic: true, chain: &c, file: c.RealInfo}
-	if c.Real != "" {
+	switch {
+	case prev != nil && len(prev.files) == 1 && prev.files[0] == c.Real:
+		v.files = prev.files // the same file's name: no slice to make on every write
+	case c.Real != "":
 		v.files = []string{c.Real}
 	}
 	for _, h := range c.Hops {
@@ -145,16 +151,15 @@ func (f *fileSubject) resolve(before func(string), prev *sight, changed func(str
 // a ..data link at all, and where it pointed then: outside a kubelet
 // volume there is nothing to ask, inside there is one question less.
 func (f *fileSubject) read(why Reason, via *sight) reading {
-	link := filepath.Join(filepath.Dir(f.abs), dataLink)
-	before, swapped := "", time.Time{}
+	var link, before string
+	var swapped time.Time
 	switch {
 	case via == nil:
+		link = filepath.Join(filepath.Dir(f.abs), dataLink)
 		before = kubeletGeneration(link)
-	case via.swap == "":
-		link = "" // no kubelet volume on the way
-	default:
+	case via.swap != "":
 		link, before, swapped = via.swap, via.gen, via.swapped
-	}
+	} // else no kubelet volume on the way
 	var c content
 	var err error
 	for range maxGenerationReads {

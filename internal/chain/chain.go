@@ -66,7 +66,8 @@ func Resolve(abs string, before func(path string)) Chain {
 // events say which names changed since prev so looks up only those and
 // what follows them: on a kubelet update, the ..data link and the payload,
 // not every directory from the root. When nothing prev looked up changed,
-// it returns prev as it is, sharing its maps and slices: neither is to be
+// or only the file it led to, which is a file still, it returns prev as it
+// is but for RealInfo, sharing its maps and slices: neither is to be
 // changed.
 func Resume(abs string, prev *Chain, changed func(path string) bool, before func(path string)) Chain {
 	k := slices.IndexFunc(prev.steps, func(st step) bool { return changed(st.path) })
@@ -78,6 +79,9 @@ func Resume(abs string, prev *Chain, changed func(path string) bool, before func
 	}
 	if k < 0 {
 		return Resolve(abs, before)
+	}
+	if c, ok := resumeFile(prev, k, before); ok {
+		return c
 	}
 	st := prev.steps[k]
 	c := Chain{
@@ -92,6 +96,29 @@ func Resume(abs string, prev *Chain, changed func(path string) bool, before func
 	}
 	c.walk(abs, st.cur, st.rest, before)
 	return c
+}
+
+// resumeFile takes up prev's walk at step k when that is its last, the file
+// it led to: a write in place, or a file renamed over it, changes nothing
+// else (the common case, which a walk would rebuild every map and slice
+// for). It reports false, having looked up nothing, if step k is not the
+// file's, and, having looked it up, if it is gone or a symlink now: a walk
+// then finds where the path leads.
+func resumeFile(prev *Chain, k int, before func(path string)) (Chain, bool) {
+	st := prev.steps[k]
+	if k != len(prev.steps)-1 || prev.Err != nil || st.path != prev.Real {
+		return Chain{}, false
+	}
+	if before != nil {
+		before(st.path)
+	}
+	info, err := os.Lstat(st.path)
+	if err != nil || info.Mode()&fs.ModeSymlink != 0 {
+		return Chain{}, false
+	}
+	c := *prev
+	c.RealInfo = info
+	return c, true
 }
 
 // step is one name a resolution looked up, and where its walk stood then:

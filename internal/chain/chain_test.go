@@ -154,7 +154,8 @@ func FuzzResume(f *testing.F) {
 
 		got := Resume(q, &prev, func(p string) bool { return touched[p] }, nil)
 		want := Resolve(q, nil)
-		if got.Real != want.Real || (got.Err == nil) != (want.Err == nil) || !got.Same(&want) || !slices.Equal(got.Hops, want.Hops) {
+		sameInfo := (got.RealInfo == nil) == (want.RealInfo == nil) && (got.RealInfo == nil || os.SameFile(got.RealInfo, want.RealInfo))
+		if got.Real != want.Real || (got.Err == nil) != (want.Err == nil) || !got.Same(&want) || !slices.Equal(got.Hops, want.Hops) || !sameInfo {
 			t.Fatalf("%s after %v: resumed %+v, resolved %+v", q, touched, got, want)
 		}
 	})
@@ -201,5 +202,18 @@ func TestResumeLooksUpOnlyWhatChanged(t *testing.T) {
 	}
 	if got.Real != filepath.Join(vol, "..2", "key") {
 		t.Fatalf("resumed to %s", got.Real)
+	}
+
+	// The file renamed over: only it is looked up, and the resolution
+	// finds the new one.
+	looked = nil
+	tmp := filepath.Join(vol, "..2", "key.tmp")
+	must(os.WriteFile(tmp, []byte("new"), 0o644))
+	must(os.Rename(tmp, got.Real))
+	again := Resume(q, &got, func(p string) bool { return p == got.Real }, note)
+	now, err := os.Lstat(got.Real)
+	must(err)
+	if !slices.Equal(looked, []string{got.Real}) || !again.Same(&got) || !os.SameFile(again.RealInfo, now) {
+		t.Fatalf("file renamed over: looked up %v, found %v", looked, again.RealInfo)
 	}
 }
