@@ -84,6 +84,7 @@ type session struct {
 	rewatchAll   bool            // events were lost: re-add every watch too
 	dirsDirty    bool            // watched changed since the sink was last told
 	settle       settle          // the wait for the file to settle, if any
+	glance       glance          // the stats taken for the events queued at a read: see noLaterWriter
 
 	remoteFS  string      // the file's filesystem delivers no events for remote changes
 	tryEvents *time.Timer // ends a poll session that stands in for events
@@ -532,12 +533,38 @@ func (s *session) fileNow() (info fs.FileInfo, one bool) {
 	if len(paths) != 1 {
 		return nil, false
 	}
+	g := &s.glance
+	if g.on && g.fileTaken {
+		return g.file, true
+	}
 	info, err := os.Stat(paths[0])
 	if err != nil {
-		return nil, true
+		info = nil
+	}
+	if g.on {
+		g.file, g.fileTaken = info, true
 	}
 	return info, true
 }
+
+// glance keeps, while noLaterWriter takes the events that were queued when
+// it began, the stats taken for them. Each of those events happened before
+// the first stat, so that one stat answers for all of them: a rename-over's
+// three events on the old file (its link count, its deletion, its watch
+// dropped) would otherwise cost two stats each, on the way to the
+// callback. Events that come while they are taken are judged by stats of
+// their own.
+type glance struct {
+	on        bool // the event being taken was queued when the taking began
+	sig       signature
+	sigTaken  bool
+	file      fs.FileInfo
+	fileTaken bool
+}
+
+// forget drops what was kept: a stat answers only for the events it was
+// taken for.
+func (g *glance) forget() { *g = glance{} }
 
 // arrivalsTold reports whether a file that takes the watched file's place
 // will be told of by an event of its own that says how it came: where the
@@ -624,7 +651,14 @@ func (s *session) refresh(why Reason, t trust) error {
 // changedSinceRead reports whether the subject's stat differs from the
 // one taken by the last read.
 func (s *session) changedSinceRead() bool {
-	return s.t.subj.stat() != s.sig
+	g := &s.glance
+	if !g.on {
+		return s.t.subj.stat() != s.sig
+	}
+	if !g.sigTaken {
+		g.sig, g.sigTaken = s.t.subj.stat(), true
+	}
+	return g.sig != s.sig
 }
 
 // writtenSinceRead reports whether the subject is there and its stat
@@ -1064,16 +1098,21 @@ func (s *session) noLaterWriter(r reading) bool {
 	s.n.Sync()
 	writes, gone, moved, removed := s.writes, s.watchesGone, s.chainTouched, s.filesGone
 	lost := false
+	queued := len(s.n.Events()) // see glance
+	defer s.glance.forget()     // on a return from within the loop too
 	for drained := false; !drained; {
 		select {
 		case ev, ok := <-s.n.Events():
 			if !ok {
 				return false // the loop sees the channel closed
 			}
+			s.glance.on = queued > 0
+			queued--
 			s.onEvent(ev)
 			lost = lost || ev.has(opRescan) // a write may have been lost with it
 		default:
 			drained = true
+			s.glance.forget() // what follows judges by stats of its own
 		}
 	}
 	// A watch that went since may have been the one to tell of a writer
