@@ -549,11 +549,12 @@ func (s *session) fileNow() (info fs.FileInfo, one bool) {
 
 // glance keeps, while noLaterWriter takes the events that were queued when
 // it began, the stats taken for them. Each of those events happened before
-// the first stat, so that one stat answers for all of them: a rename-over's
-// three events on the old file (its link count, its deletion, its watch
-// dropped) would otherwise cost two stats each, on the way to the
-// callback. Events that come while they are taken are judged by stats of
-// their own.
+// the first stat, so that one stat answers for all of them, and for
+// whether the file read is still there once they are taken: a
+// rename-over's three events on the old file (its link count, its
+// deletion, its watch dropped) and that check would otherwise cost five
+// stats on the way to the callback. Events that come while the queue is
+// taken are judged by stats of their own, and so is the check after them.
 type glance struct {
 	on        bool // the event being taken was queued when the taking began
 	sig       signature
@@ -1099,7 +1100,7 @@ func (s *session) noLaterWriter(r reading) bool {
 	writes, gone, moved, removed := s.writes, s.watchesGone, s.chainTouched, s.filesGone
 	lost := false
 	queued := len(s.n.Events()) // see glance
-	defer s.glance.forget()     // on a return from within the loop too
+	defer s.glance.forget()
 	for drained := false; !drained; {
 		select {
 		case ev, ok := <-s.n.Events():
@@ -1112,7 +1113,9 @@ func (s *session) noLaterWriter(r reading) bool {
 			lost = lost || ev.has(opRescan) // a write may have been lost with it
 		default:
 			drained = true
-			s.glance.forget() // what follows judges by stats of its own
+			// If events came while the queue was taken, the stats kept
+			// are older than some of them: readGone takes its own.
+			s.glance.on = queued == 0
 		}
 	}
 	// A watch that went since may have been the one to tell of a writer
