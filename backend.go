@@ -31,7 +31,8 @@ type backend interface {
 // handler takes what a backend reads, on the backend's goroutines. Neither
 // method may block.
 type handler interface {
-	// events takes a batch of events, in the kernel's order.
+	// events takes a batch of events, in the kernel's order. It keeps
+	// none of the batch, which the backend may reuse.
 	events(batch []rawEvent)
 	// failed takes the error that broke the backend; nothing follows it.
 	failed(err error)

@@ -52,8 +52,9 @@ type inotifyBackend struct {
 	wg     sync.WaitGroup
 	once   sync.Once
 
-	mu  sync.Mutex // reads of the instance take turns, each handing on its batch before the next
-	buf []byte     // what they read into, under mu; room for at least 4096 events
+	mu    sync.Mutex // reads of the instance take turns, each handing on its batch before the next
+	buf   []byte     // what they read into, under mu; room for at least 4096 events
+	batch []rawEvent // what they decode it into, under mu: the handler keeps none of it
 }
 
 func newInotifyBackend(h handler) (backend, error) {
@@ -149,9 +150,11 @@ func (b *inotifyBackend) readLocked(fd int) error {
 
 // handOnLocked hands the n bytes of events read into b.buf to the handler.
 func (b *inotifyBackend) handOnLocked(n int) {
-	if batch := parseInotify(b.buf[:n]); len(batch) > 0 {
-		b.h.events(batch)
+	b.batch = parseInotify(b.batch[:0], b.buf[:n])
+	if len(b.batch) > 0 {
+		b.h.events(b.batch)
 	}
+	clear(b.batch) // its names are not to be kept alive until the next batch
 }
 
 func (b *inotifyBackend) Caps() caps {
@@ -288,11 +291,11 @@ func readAll(f int) ([]byte, error) {
 	}
 }
 
-// parseInotify decodes the events in buf (inotify(7)): a header of wd,
-// mask, cookie and name length, then the name, NUL-padded.
-func parseInotify(buf []byte) []rawEvent {
+// parseInotify appends the events in buf to out and returns it. Each
+// event (inotify(7)) is a header of wd, mask, cookie and name length, then
+// the name, NUL-padded.
+func parseInotify(out []rawEvent, buf []byte) []rawEvent {
 	const header = unix.SizeofInotifyEvent
-	var out []rawEvent
 	for len(buf) >= header {
 		wd := int32(binary.NativeEndian.Uint32(buf[0:]))
 		mask := binary.NativeEndian.Uint32(buf[4:])

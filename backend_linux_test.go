@@ -79,7 +79,7 @@ func TestParseInotify(t *testing.T) {
 		{id: 3, op: opDropped},
 		{id: everyWatch, op: opRescan},
 		{id: 5, name: "x", op: opWrite | opAttrib},
-	}, parseInotify(buf), "IN_UNMOUNT is left to the IN_IGNORED that follows it")
+	}, parseInotify(nil, buf), "IN_UNMOUNT is left to the IN_IGNORED that follows it")
 }
 
 // The kernel keeps one watch per inode: the backend gives every path to
@@ -221,4 +221,42 @@ func TestARealOverflowOfTheInotifyQueueIsRescanned(t *testing.T) {
 	require.Eventually(t, func() bool { return queued() == 0 }, waitFor, tick, "the backend read all, the overflow notice last")
 	r.waitContent(t, "final\n")
 	assert.Empty(t, r.errs(), "an overflow is lost events, not a broken watch")
+}
+
+// BenchmarkInotifyBatch hands on a rename-over's batch, from the kernel's
+// bytes to the session's channel: four events on an editor's temporary
+// file, wanted by no one, then the one that matters. It runs on the
+// reader's goroutine before the session wakes, so its allocations are on
+// every update's way to the callback.
+func BenchmarkInotifyBatch(b *testing.B) {
+	raw := &fakeBackends{}
+	h := newHub(raw.newBackend)
+	n, err := h.subscribe()
+	require.NoError(b, err)
+	defer n.Close()
+	dir := filepath.Join(b.TempDir(), "etc", "app")
+	require.NoError(b, n.Add(dir))
+	n.Want(filepath.Join(dir, "config.yaml"))
+	id, _ := raw.last().Add(dir)
+
+	var buf []byte
+	for _, e := range []struct {
+		mask uint32
+		name string
+	}{
+		{unix.IN_CREATE, ".config.yaml.swp"},
+		{unix.IN_MODIFY, ".config.yaml.swp"},
+		{unix.IN_CLOSE_WRITE, ".config.yaml.swp"},
+		{unix.IN_MOVED_FROM, ".config.yaml.swp"},
+		{unix.IN_MOVED_TO, "config.yaml"},
+	} {
+		buf = append(buf, inotifyEvent(int32(id), e.mask, e.name)...)
+	}
+	var batch []rawEvent
+	b.ReportAllocs()
+	for b.Loop() {
+		batch = parseInotify(batch[:0], buf)
+		h.cur.events(batch)
+		<-n.Events()
+	}
 }

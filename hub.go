@@ -2,9 +2,11 @@ package file
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // subBuffer is how many events a subscription holds for its session. Its
@@ -46,6 +48,7 @@ type hub struct {
 	cur     *instance                         // nil until needed, and after a fault
 	watches map[int]*kwatch                   // backend id → its paths and their users
 	names   map[string]map[*subscription]bool // path → subscriptions wanting its events
+	key     []byte                            // dispatch's buffer for the names an event is looked up by
 }
 
 // kwatch is one watch of the backend: the paths it is known by, and the
@@ -128,22 +131,55 @@ func (h *hub) dispatch(in *instance, batch []rawEvent) {
 				h.selfEventLocked(path, users, ev.op)
 				continue
 			}
-			full := filepath.Join(path, ev.name)
-			for s := range h.names[full] {
-				if users[s] {
-					s.deliverLocked(event{name: full, op: ev.op})
-				}
-			}
-			for s := range h.names[path+string(filepath.Separator)] {
-				if users[s] && !s.want[full] { // wants every entry of path
-					s.deliverLocked(event{name: full, op: ev.op})
-				}
-			}
+			h.entryEventLocked(path, ev.name, users, ev.op)
 		}
 		if ev.op&opDropped != 0 {
 			h.droppedLocked(ev.id)
 		}
 	}
+}
+
+// entryEventLocked hands an event on the entry name of the watched
+// directory path to those of users that want it: by its own path, or as
+// an entry of path. Most events in a watched directory are wanted by no
+// one (a kubelet payload's files, an editor's temporary file, on the way
+// to the one event that matters): the names are looked up from a buffer,
+// and the event's path is made a string only when it is handed on.
+func (h *hub) entryEventLocked(path, name string, users map[*subscription]bool, o op) {
+	h.key = append(append(h.key[:0], path...), filepath.Separator)
+	every := h.names[string(h.key)] // those that want every entry of path
+	h.key = appendJoin(h.key[:0], path, name)
+	exact := h.names[string(h.key)]
+	if len(exact) == 0 && len(every) == 0 {
+		return
+	}
+	full := string(h.key)
+	for s := range exact {
+		if users[s] {
+			s.deliverLocked(event{name: full, op: o})
+		}
+	}
+	for s := range every {
+		if users[s] && !s.want[full] {
+			s.deliverLocked(event{name: full, op: o})
+		}
+	}
+}
+
+// appendJoin appends filepath.Join(dir, name) to dst. For a clean dir and
+// a name that is one element, as a backend reports it, that is dir, a
+// separator unless dir is a root, and name: no string is made for it.
+func appendJoin(dst []byte, dir, name string) []byte {
+	if dir == "" || dir == "." || name == "" || name == "." || name == ".." ||
+		strings.ContainsFunc(name, func(r rune) bool { return r < utf8.RuneSelf && os.IsPathSeparator(uint8(r)) }) ||
+		filepath.Clean(dir) != dir {
+		return append(dst, filepath.Join(dir, name)...)
+	}
+	dst = append(dst, dir...)
+	if !os.IsPathSeparator(dir[len(dir)-1]) {
+		dst = append(dst, filepath.Separator)
+	}
+	return append(dst, name...)
 }
 
 // selfEventLocked hands an event on the watched inode itself to those

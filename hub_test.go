@@ -269,3 +269,15 @@ func TestASlowCallbackDelaysOnlyItsOwnProvider(t *testing.T) {
 	want := fmt.Sprintf("s%d\n", 10*subBuffer+1)
 	require.Eventually(t, func() bool { v, _ := got.Load().(string); return v == want }, waitFor, tick)
 }
+
+// appendJoin is filepath.Join, made without a string for the common case.
+func TestAppendJoinIsJoin(t *testing.T) {
+	sep := string(filepath.Separator)
+	dirs := []string{sep, sep + "etc", sep + "etc" + sep + "app", "etc", sep + "etc" + sep, sep + "a" + sep + ".." + sep + "b", "", "."}
+	names := []string{"config.yaml", "..data", "..2026_11_24", ".", "..", "", "a" + sep + "b", sep}
+	for _, d := range dirs {
+		for _, n := range names {
+			assert.Equal(t, filepath.Join(d, n), string(appendJoin(nil, d, n)), "dir %q, name %q", d, n)
+		}
+	}
+}
