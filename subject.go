@@ -2,6 +2,7 @@ package file
 
 import (
 	"errors"
+	"hash/fnv"
 	"io/fs"
 	"maps"
 	"os"
@@ -91,26 +92,22 @@ type signature uint64
 // signOf adds one stat to a signature: the file's identity, size and
 // modification time, and the name it was read under.
 func signOf(sig signature, name string, info fs.FileInfo) signature {
-	// FNV-1a, written out: hash/fnv's New64a returns its state behind an
-	// interface, one allocation per read and per re-check's stat.
-	const offset, prime = 14695981039346656037, 1099511628211
-	h := uint64(offset)
+	h := fnv.New64a()
+	var b [8]byte
 	put := func(v uint64) {
-		for range 8 {
-			h = (h ^ v&0xff) * prime
-			v >>= 8
+		for i := range b {
+			b[i] = byte(v >> (8 * i))
 		}
+		h.Write(b[:])
 	}
 	put(uint64(sig))
-	for i := range len(name) {
-		h = (h ^ uint64(name[i])) * prime
-	}
+	h.Write([]byte(name))
 	dev, ino := fileID(info)
 	put(dev)
 	put(ino)
 	put(uint64(info.Size()))
 	put(uint64(info.ModTime().UnixNano()))
-	return signature(h | 1) // never zero: zero means no stat
+	return signature(h.Sum64() | 1) // never zero: zero means no stat
 }
 
 // fileSubject is one file.
