@@ -89,6 +89,12 @@ const (
 	capped
 )
 
+// endsWriterWait reports whether a read so trusted ends a wait for the
+// writers of one file (s.writing): what it concludes of them.
+func (t trust) endsWriterWait() bool {
+	return t == quieted || t == heldOpen || t == capped
+}
+
 // settle is a session's wait for the file to settle. Its state changes only
 // in the methods below, each a transition; the timer runs in every state
 // but settled.

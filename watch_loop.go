@@ -612,6 +612,14 @@ func (s *session) refresh(why Reason, t trust) error {
 	// the resolution wants only now was written unheard.
 	fresh := s.lookFresh || !s.watched[s.view.home] || len(s.view.files) == 0 || s.unheard()
 	s.lookFresh = false
+	if t.endsWriterWait() && s.ledElsewhere() {
+		// The wait that ended was for the writer of a file the path no
+		// longer leads to: what it says of that writer says nothing of
+		// this file, which came where no event told of it (renamed in
+		// before the watch that would have seen it was added). It is
+		// judged as any file found where no watch heard its writer.
+		t, fresh = doubtful, true
+	}
 	s.read(why, t, fresh)
 	// What to watch is worked out after the read, which it would only
 	// delay: the read goes by the resolution, and watches lost while it
