@@ -70,6 +70,7 @@ type session struct {
 
 	writes       int             // in-place writes seen, counted to tell whether a writer began
 	writing      fs.FileInfo     // the file a wait for writers is for; nil if not known
+	writingSeen  int             // writes seen when writing was taken: see waitMisled
 	restat       bool            // the path may lead elsewhere since writing was taken: the next write says which file is written
 	watchesGone  int             // directory watches the kernel dropped, counted to tell whether a read came through one
 	filesGone    int             // removals of the file itself seen, counted to tell whether a read came before one
@@ -484,7 +485,7 @@ func (s *session) written(name string) {
 
 // waitFor notes the file a wait for writers begins for (nil: not known).
 func (s *session) waitFor(info fs.FileInfo) {
-	s.writing, s.restat = info, false
+	s.writing, s.restat, s.writingSeen = info, false, s.writes
 }
 
 // made decides how to read what was created where the path leads, not
@@ -598,7 +599,7 @@ func (s *session) refresh(why Reason, t trust) error {
 	} else {
 		s.resumeResolve()
 	}
-	if s.settle.blocksReads() && s.ledElsewhere() {
+	if s.settle.blocksReads() && s.waitMisled() {
 		// A wait for the writers of a file the path no longer leads to (a
 		// rename brought another, the file went): their close may never
 		// be told here. What is read now is judged afresh.
@@ -612,11 +613,10 @@ func (s *session) refresh(why Reason, t trust) error {
 	// the resolution wants only now was written unheard.
 	fresh := s.lookFresh || !s.watched[s.view.home] || len(s.view.files) == 0 || s.unheard()
 	s.lookFresh = false
-	if t.endsWriterWait() && s.ledElsewhere() {
+	if t.endsWriterWait() && s.waitMisled() {
 		// The wait that ended was for the writer of a file the path no
-		// longer leads to: what it says of that writer says nothing of
-		// this file, which came where no event told of it (renamed in
-		// before the watch that would have seen it was added). It is
+		// longer shows: what it says of that writer says nothing of this
+		// file, which came, or changed, where no event told of it. It is
 		// judged as any file found where no watch heard its writer.
 		t, fresh = doubtful, true
 	}
@@ -759,6 +759,28 @@ func (s *session) ledElsewhere() bool {
 		return false // a set's resolution names no file
 	}
 	return s.view.file == nil || !sameFile(s.writing, s.view.file)
+}
+
+// waitMisled reports whether a wait for writers is for a file the path no
+// longer shows: it leads to another (ledElsewhere), or to one the device
+// and inode number call the same, but whose size or modification time
+// changed with no write heard since the wait began. That is a change no
+// event told of (the watch was not in place, or its events were lost), or
+// another file: one made in its place at once may be given the freed
+// inode's number.
+func (s *session) waitMisled() bool {
+	if s.ledElsewhere() {
+		return true
+	}
+	w := s.writing
+	if w == nil || s.writes != s.writingSeen {
+		return false
+	}
+	f, one := s.fileNow() // the resolution is the last one if no event named the path
+	if !one || f == nil {
+		return false
+	}
+	return f.Size() != w.Size() || !f.ModTime().Equal(w.ModTime())
 }
 
 // unheard reports whether a file the last resolution led to was not wanted

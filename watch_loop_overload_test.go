@@ -452,3 +452,26 @@ func TestAWaitsEndThatFindsAnotherFileJudgesItAfresh(t *testing.T) {
 		assert.Equal(t, []string{""}, r.contents())
 	})
 }
+
+// A wait for a writer no event told of, for a file that then changes with
+// no write heard (its events lost, or another file given the freed inode's
+// number in its place, which the inode alone cannot tell from it): the
+// wait's end judges what it finds afresh. Found empty, it is doubted for a
+// window and delivered, not held for the close of a writer never heard.
+func TestAWaitsEndThatFindsItsFileChangedUnheardJudgesItAfresh(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path, other := linkedLayout(t)
+		r, n := watchedOnLinux(t, path)
+		t2 := filepath.Join(other, "t2.yaml")
+
+		write(t, t2, "v2: half")
+		stamp(t, t2)
+		retarget(t, path, t2)
+		send(n, path, opCreate) // IN_MOVED_TO: its writer was not heard
+		synctest.Wait()
+		write(t, t2, "") // emptied; no event comes
+		stamp(t, t2)
+		advance(5 * testQuiet)
+		assert.Equal(t, []string{""}, r.contents())
+	})
+}
