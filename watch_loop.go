@@ -600,9 +600,10 @@ func (s *session) refresh(why Reason, t trust) error {
 		s.resumeResolve()
 	}
 	if s.settle.blocksReads() && s.waitMisled() {
-		// A wait for the writers of a file the path no longer leads to (a
-		// rename brought another, the file went): their close may never
-		// be told here. What is read now is judged afresh.
+		// A wait for the writers of a file the path no longer shows (a
+		// rename brought another, the file went, it changed with no write
+		// heard): their close may never be told here. What is read now is
+		// judged afresh.
 		s.settle.moved()
 	}
 	// Whatever an event or a wait said, it said nothing of writers in a
