@@ -70,7 +70,7 @@ type session struct {
 
 	writes       int             // in-place writes seen, counted to tell whether a writer began
 	writing      fs.FileInfo     // the file a wait for writers is for; nil if not known
-	writingSeen  int             // writes seen when writing was taken: see waitMisled
+	writingSeen  int             // writes seen when writing was taken: see changedUnheard
 	restat       bool            // the path may lead elsewhere since writing was taken: the next write says which file is written
 	watchesGone  int             // directory watches the kernel dropped, counted to tell whether a read came through one
 	filesGone    int             // removals of the file itself seen, counted to tell whether a read came before one
@@ -599,11 +599,10 @@ func (s *session) refresh(why Reason, t trust) error {
 	} else {
 		s.resumeResolve()
 	}
-	if s.settle.blocksReads() && s.waitMisled() {
-		// A wait for the writers of a file the path no longer shows (a
-		// rename brought another, the file went, it changed with no write
-		// heard): their close may never be told here. What is read now is
-		// judged afresh.
+	if s.settle.blocksReads() && s.ledElsewhere() {
+		// A wait for the writers of a file the path no longer leads to (a
+		// rename brought another, the file went): their close may never
+		// be told here. What is read now is judged afresh.
 		s.settle.moved()
 	}
 	// Whatever an event or a wait said, it said nothing of writers in a
@@ -614,12 +613,22 @@ func (s *session) refresh(why Reason, t trust) error {
 	// the resolution wants only now was written unheard.
 	fresh := s.lookFresh || !s.watched[s.view.home] || len(s.view.files) == 0 || s.unheard()
 	s.lookFresh = false
-	if t.endsWriterWait() && s.waitMisled() {
+	switch {
+	case t.endsWriterWait() && s.ledElsewhere():
 		// The wait that ended was for the writer of a file the path no
-		// longer shows: what it says of that writer says nothing of this
-		// file, which came, or changed, where no event told of it. It is
+		// longer leads to: what it says of that writer says nothing of
+		// this file, which came where no event told of it (renamed in
+		// before the watch that would have seen it was added). It is
 		// judged as any file found where no watch heard its writer.
 		t, fresh = doubtful, true
+	case t == heldOpen && s.changedUnheard():
+		// The wait ended taking its writer to hold the file open, but
+		// the file changed with no write heard from it: no heard writer
+		// is at work on what is there (its events were lost, or it is
+		// another file that took the freed inode's number). It is read as
+		// a quiet window's end: an empty file is doubted, not held for a
+		// close, and the wait's cap still holds.
+		t = quieted
 	}
 	s.read(why, t, fresh)
 	// What to watch is worked out after the read, which it would only
@@ -762,17 +771,14 @@ func (s *session) ledElsewhere() bool {
 	return s.view.file == nil || !sameFile(s.writing, s.view.file)
 }
 
-// waitMisled reports whether a wait for writers is for a file the path no
-// longer shows: it leads to another (ledElsewhere), or to one the device
-// and inode number call the same, but whose size or modification time
-// changed with no write heard since the wait began. That is a change no
-// event told of (the watch was not in place, or its events were lost), or
-// another file: one made in its place at once may be given the freed
-// inode's number.
-func (s *session) waitMisled() bool {
-	if s.ledElsewhere() {
-		return true
-	}
+// changedUnheard reports whether the file a wait for writers is for, by
+// device and inode number, now differs in size or modification time with
+// no write heard since the wait began: a change no event told of (the
+// watch was not in place, or its events were lost), or another file, made
+// in its place at once and given the freed inode's number. A wait begun by
+// a write event never answers yes: writingSeen is taken before that write
+// is counted.
+func (s *session) changedUnheard() bool {
 	w := s.writing
 	if w == nil || s.writes != s.writingSeen {
 		return false

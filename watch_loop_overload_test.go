@@ -1,6 +1,7 @@
 package file
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -473,5 +474,52 @@ func TestAWaitsEndThatFindsItsFileChangedUnheardJudgesItAfresh(t *testing.T) {
 		stamp(t, t2)
 		advance(5 * testQuiet)
 		assert.Equal(t, []string{""}, r.contents())
+	})
+}
+
+// A file that keeps changing where no event tells of it, after a read found
+// it written lately where no watch had seen its writer: each wait's end
+// finds it changed unheard, and reads it as a quiet window's end, which
+// keeps the wait's start. So the cap still bounds the wait: something
+// whole is delivered while the writes go on.
+func TestAFileChangingUnheardIsStillReadAtTheCap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path, other := linkedLayout(t)
+		r, n := watchedOnLinux(t, path)
+		t2 := filepath.Join(other, "t2.yaml")
+
+		write(t, t2, "v2: half")
+		stamp(t, t2)
+		retarget(t, path, t2)
+		send(n, path, opCreate) // IN_MOVED_TO: its writer was not heard
+		synctest.Wait()
+		start := time.Now()
+		for i := 0; time.Since(start) < 5*maxWaitFactor*testQuiet; i++ {
+			write(t, t2, fmt.Sprintf("v2: part %d\n", i)) // no event comes
+			stamp(t, t2)
+			advance(10 * time.Millisecond)
+		}
+		require.NotEmpty(t, r.contents(), "nothing delivered in five caps")
+		assert.Regexp(t, `^v2: part \d+\n$`, r.contents()[0])
+	})
+}
+
+// A slow producer truncated the file (heard) and holds it open; a touch
+// comes while its close is awaited. A touch is no write: the empty file
+// still waits for the close.
+func TestATouchWhileAWritersCloseIsAwaitedDeliversNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		write(t, path, "v1\n")
+		r, n := watchedOnLinux(t, path)
+
+		write(t, path, "") // its truncation
+		stamp(t, path)
+		send(n, path, opWrite)
+		advance(2 * testQuiet) // its pause: the close is awaited
+		stamp(t, path)         // touch
+		send(n, path, opAttrib)
+		advance(5 * testQuiet)
+		assert.Empty(t, r.contents())
 	})
 }
