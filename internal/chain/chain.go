@@ -66,9 +66,9 @@ func Resolve(abs string, before func(path string)) Chain {
 // events say which names changed since prev so looks up only those and
 // what follows them: on a kubelet update, the ..data link and the payload,
 // not every directory from the root. When nothing prev looked up changed,
-// or only the file it led to, which is a file still, it returns prev as it
-// is but for RealInfo, sharing its maps and slices: neither is to be
-// changed.
+// or only the file it led to, which is still there and not a symlink, it
+// returns prev as it is but for RealInfo, sharing its maps and slices:
+// neither is to be changed.
 func Resume(abs string, prev *Chain, changed func(path string) bool, before func(path string)) Chain {
 	k := slices.IndexFunc(prev.steps, func(st step) bool { return changed(st.path) })
 	if k < 0 {
@@ -101,7 +101,8 @@ func Resume(abs string, prev *Chain, changed func(path string) bool, before func
 // resumeFile takes up prev's walk at step k when that is its last, the file
 // it led to: a write in place, or a file renamed over it, changes nothing
 // else (the common case, which a walk would rebuild every map and slice
-// for). It reports false, having looked up nothing, if step k is not the
+// for). Whatever is there now, if not a symlink, ends the walk as it
+// would. It reports false, having looked up nothing, if step k is not the
 // file's, and, having looked it up, if it is gone or a symlink now: a walk
 // then finds where the path leads.
 func resumeFile(prev *Chain, k int, before func(path string)) (Chain, bool) {
