@@ -104,6 +104,7 @@ type settle struct {
 	timer  *time.Timer // nil when settled
 	start  time.Time   // when the wait began
 	why    Reason      // what started it
+	moves  time.Time   // the start of a wait that moved on to another file in this look: see moved
 }
 
 // written takes a write. closes says whether the writer's close will be
@@ -171,12 +172,19 @@ func (q *settle) emptyWhileOpen(why Reason) {
 // unless writes are awaited already. A wait already running is not
 // extended: the stat differs from the last read until the wait ends and
 // reads, so extending would put every polled update off to the wait's cap.
+// A guess that follows a wait moved on to another file in the same look
+// (moved) keeps that wait's start, so that the cap bounds a burst of files
+// renamed over the path, each guessed at, as it bounds a burst of writes.
 func (q *settle) guess(why Reason) {
 	if q.blocksReads() {
 		return
 	}
 	q.written(why, false)
 	q.state = guessing
+	if !q.moves.IsZero() {
+		q.start = q.moves
+		q.timer.Reset(q.delay(time.Now()))
+	}
 }
 
 // swapSeen takes an event that shows the change to be a rename or a swap,
@@ -190,12 +198,23 @@ func (q *settle) swapSeen() {
 
 // moved takes a path that leads to another file than the one whose writes
 // a wait is for: the wait is over. A doubt goes on: its end reads whatever
-// the path leads to then.
+// the path leads to then. A guessed wait's start is kept for a guess at
+// the new file in the same look (lookDone forgets it): a wait for writes
+// heard, or for a writer's close, is no guess, and the next file's writers
+// get a wait of their own.
 func (q *settle) moved() {
 	if q.blocksReads() {
+		start, guessed := q.start, q.state == guessing
 		q.stop()
+		if guessed {
+			q.moves = start
+		}
 	}
 }
+
+// lookDone ends a look at the path: a wait that moved on in it is no
+// longer carried on by a guess.
+func (q *settle) lookDone() { q.moves = time.Time{} }
 
 // closeLost turns a wait for a writer into a wait for quiet: events were
 // lost, and the writer's close or writes may have been among them.

@@ -631,6 +631,7 @@ func (s *session) refresh(why Reason, t trust) error {
 		t = quieted
 	}
 	s.read(why, t, fresh)
+	s.settle.lookDone()
 	// What to watch is worked out after the read, which it would only
 	// delay: the read goes by the resolution, and watches lost while it
 	// was judged are added again here.

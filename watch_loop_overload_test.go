@@ -523,3 +523,29 @@ func TestATouchWhileAWritersCloseIsAwaitedDeliversNothing(t *testing.T) {
 		assert.Empty(t, r.contents())
 	})
 }
+
+// Where closes are not reported, files renamed over the path again and
+// again, each less than a window after the last: each ends the wait for the
+// one before and is guessed at as written lately by a writer no event told
+// of. The guesses keep the first wait's start, so the cap bounds the burst
+// as it bounds a burst of writes: a whole file is delivered while the
+// renames go on.
+func TestRenamesOverThePathFasterThanTheWindowAreReadAtTheCap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		write(t, path, "v0\n")
+		fs := &fakes{} // no closes reported: the fsnotify backend's case
+		_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet))
+		synctest.Wait()
+		n := fs.last()
+		start := time.Now()
+		for i := 1; time.Since(start) < 5*maxWaitFactor*testQuiet; i++ {
+			replace(t, path, fmt.Sprintf("v%d\n", i))
+			stamp(t, path)
+			send(n, path, opCreate)
+			advance(testQuiet / 2)
+		}
+		require.NotEmpty(t, r.contents(), "nothing delivered in five caps")
+		assert.Regexp(t, `^v\d+\n$`, r.contents()[0])
+	})
+}
