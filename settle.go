@@ -80,6 +80,8 @@ const (
 	closedByWriter
 	// heldOpen: the writer went quiet but still holds the file open; what
 	// it wrote so far is read, but an empty file waits on for its close.
+	// (A file that changed with no write heard since the wait began has
+	// no heard writer holding it: refresh reads it as quieted.)
 	heldOpen
 	// capped: writes went on without pause for as long as a read may be
 	// put off: what is read is what the file is, however far its writers
@@ -99,12 +101,12 @@ func (t trust) endsWriterWait() bool {
 // in the methods below, each a transition; the timer runs in every state
 // but settled.
 type settle struct {
-	window time.Duration // the quiet window; zero turns settling off
-	state  settleState
-	timer  *time.Timer // nil when settled
-	start  time.Time   // when the wait began
-	why    Reason      // what started it
-	moves  time.Time   // the start of a wait that moved on to another file in this look: see moved
+	window     time.Duration // the quiet window; zero turns settling off
+	state      settleState
+	timer      *time.Timer // nil when settled
+	start      time.Time   // when the wait began
+	why        Reason      // what started it
+	movedStart time.Time   // the start of a guessed wait that moved on to another file in this look: see moved
 }
 
 // written takes a write. closes says whether the writer's close will be
@@ -181,8 +183,8 @@ func (q *settle) guess(why Reason) {
 	}
 	q.written(why, false)
 	q.state = guessing
-	if !q.moves.IsZero() {
-		q.start = q.moves
+	if !q.movedStart.IsZero() {
+		q.start = q.movedStart
 		q.timer.Reset(q.delay(time.Now()))
 	}
 }
@@ -207,14 +209,14 @@ func (q *settle) moved() {
 		start, guessed := q.start, q.state == guessing
 		q.stop()
 		if guessed {
-			q.moves = start
+			q.movedStart = start
 		}
 	}
 }
 
 // lookDone ends a look at the path: a wait that moved on in it is no
 // longer carried on by a guess.
-func (q *settle) lookDone() { q.moves = time.Time{} }
+func (q *settle) lookDone() { q.movedStart = time.Time{} }
 
 // closeLost turns a wait for a writer into a wait for quiet: events were
 // lost, and the writer's close or writes may have been among them.

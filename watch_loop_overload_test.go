@@ -61,21 +61,32 @@ func linkedLayout(t *testing.T) (path, other string) {
 	return path, other
 }
 
+// retargetedToUnheardWriter makes the watched path a link to
+// other/t1.yaml (linkedLayout), watches it, then retargets the link to
+// other/t2.yaml, half written and stamped now, and tells the link's
+// IN_MOVED_TO: the session finds t2 written lately by a writer whose events
+// went to no one, and waits for it. It returns the recorder, the notifier
+// and t2.
+func retargetedToUnheardWriter(t *testing.T) (r *recorder, n *fakeNotifier, t2 string) {
+	t.Helper()
+	path, other := linkedLayout(t)
+	r, n = watchedOnLinux(t, path)
+	t2 = filepath.Join(other, "t2.yaml")
+	write(t, t2, "v2: half")
+	stamp(t, t2)
+	retarget(t, path, t2)
+	send(n, path, opCreate) // IN_MOVED_TO
+	synctest.Wait()
+	return r, n, t2
+}
+
 // A link retargeted to a file in a directory watched already: the file's
 // writes before the retarget were events for a name the session did not
 // want yet, so none reached it. Found written lately, it is waited for as
 // a writer no event told of, not read at once half done.
 func TestAFileTheLinkLeadsToOnlyNowIsNotReadMidWrite(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		path, other := linkedLayout(t)
-		r, n := watchedOnLinux(t, path)
-		t2 := filepath.Join(other, "t2.yaml")
-
-		write(t, t2, "v2: half")
-		stamp(t, t2)
-		retarget(t, path, t2)
-		send(n, path, opCreate) // IN_MOVED_TO
-		synctest.Wait()
+		r, n, t2 := retargetedToUnheardWriter(t)
 		assert.Empty(t, r.contents(), "read half written")
 
 		finish(t, n, t2, "v2: half and the rest\n")
@@ -461,15 +472,7 @@ func TestAWaitsEndThatFindsAnotherFileJudgesItAfresh(t *testing.T) {
 // window and delivered, not held for the close of a writer never heard.
 func TestAWaitsEndThatFindsItsFileChangedUnheardJudgesItAfresh(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		path, other := linkedLayout(t)
-		r, n := watchedOnLinux(t, path)
-		t2 := filepath.Join(other, "t2.yaml")
-
-		write(t, t2, "v2: half")
-		stamp(t, t2)
-		retarget(t, path, t2)
-		send(n, path, opCreate) // IN_MOVED_TO: its writer was not heard
-		synctest.Wait()
+		r, _, t2 := retargetedToUnheardWriter(t)
 		write(t, t2, "") // emptied; no event comes
 		stamp(t, t2)
 		advance(5 * testQuiet)
@@ -484,15 +487,7 @@ func TestAWaitsEndThatFindsItsFileChangedUnheardJudgesItAfresh(t *testing.T) {
 // whole is delivered while the writes go on.
 func TestAFileChangingUnheardIsStillReadAtTheCap(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		path, other := linkedLayout(t)
-		r, n := watchedOnLinux(t, path)
-		t2 := filepath.Join(other, "t2.yaml")
-
-		write(t, t2, "v2: half")
-		stamp(t, t2)
-		retarget(t, path, t2)
-		send(n, path, opCreate) // IN_MOVED_TO: its writer was not heard
-		synctest.Wait()
+		r, _, t2 := retargetedToUnheardWriter(t)
 		start := time.Now()
 		for i := 0; time.Since(start) < 5*maxWaitFactor*testQuiet; i++ {
 			write(t, t2, fmt.Sprintf("v2: part %d\n", i)) // no event comes
