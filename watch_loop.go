@@ -415,10 +415,16 @@ func (s *session) classifyTouch(ev event) eventKind {
 		return eventLook // it could not be read; perhaps now it can
 	case !s.changedSinceRead():
 		return eventIgnored
-	case ev.has(opAttrib) && s.arrivalsTold() && s.replaced():
+	case ev.has(opAttrib) && s.arrivalsTold() && !s.readNow && s.replaced():
 		// The link count dropping is the first the kernel says of a
 		// removal, before the directory's event. (A touch of the file
-		// still there reads at once.)
+		// still there reads at once.) Not while a writer's close asks
+		// for a read: the path showed the file closed when the close was
+		// taken, and a file put in its place since would have come with
+		// an event of its own, which ends that ask. This is about the
+		// file closed: its times or mode set (tar: create, write, close,
+		// set times), or the first of its own removal, whose directory's
+		// event follows and says so.
 		return eventGone
 	}
 	return eventLook

@@ -398,6 +398,42 @@ func (m *movingSubject) read(why Reason, via *sight) reading {
 	return m.subject.read(why, via)
 }
 
+// A file extracted over the one removed, as tar does it (create, write,
+// close, then set its times), its events taken after a read made for
+// another reason: the IN_ATTRIB of its times, after its writer's close, is
+// about the file closed, not the first sign of a removal, and the close's
+// read stands. It was held back for a whole window (found under load,
+// where the close and the IN_ATTRIB were taken together).
+func TestTimesSetAfterAWritersCloseDoNotHoldItsReadBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		write(t, path, "v1\n")
+		fs := &fakes{caps: caps{closes: true, files: true, ancestors: true}, buffered: true}
+		_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet))
+		synctest.Wait()
+		n := fs.last()
+
+		require.NoError(t, os.Remove(path))
+		send(n, path, opRemove) // the directory's IN_DELETE: a doubt
+		synctest.Wait()
+		write(t, path, "new\n")
+		archived := time.Unix(1e9, 0)
+		require.NoError(t, os.Chtimes(path, archived, archived))
+		fs.set(func(fs *fakes) {
+			fs.onSync = func(n *fakeNotifier) {
+				fs.onSync = nil
+				send(n, path, opCreate|opMade)
+				send(n, path, opWrite)
+				send(n, path, opClose)
+				send(n, path, opAttrib) // its times set
+			}
+		})
+		advance(testQuiet) // the doubt's end reads, and takes what was queued meanwhile
+		assert.Equal(t, []string{"new\n"}, r.contents(), "held back for another window")
+		assert.Empty(t, r.errs())
+	})
+}
+
 // The path is made a link to a file being written, in a directory no watch
 // covers, between the resolution a read goes by and the read: the read
 // finds that file, not the one the resolution found, and is taken as one
