@@ -46,9 +46,11 @@ const (
 	// first capGap between writes, so that a file written without pause
 	// is still read.
 	quieting
-	// guessing: as quieting, but started by a changed stat alone (the
-	// re-check saw the file change, no event said how). An event that
-	// shows a rename or a swap ends it, since those are read at once.
+	// guessing: as quieting, but started with no write heard: the
+	// re-check saw the stat change, or, where closes are not reported, a
+	// file was found written so lately that a writer no event told of
+	// may be at it. An event that shows a rename or a swap ends it, since
+	// those are read at once.
 	guessing
 	// writing: in-place writes are under way and the kernel reports the
 	// writer's close, which ends the wait. A writer that keeps the file
@@ -106,7 +108,8 @@ type settle struct {
 	timer      *time.Timer // nil when settled
 	start      time.Time   // when the wait began
 	why        Reason      // what started it
-	movedStart time.Time   // the start of a guessed wait that moved on to another file in this look: see moved
+	movedStart time.Time   // the start of a guessed wait that moved on to another file in this refresh, for the cap: see moved
+	carried    bool        // start is a moved wait's: a guess's, which a heard write does not inherit
 }
 
 // written takes a write. closes says whether the writer's close will be
@@ -129,6 +132,12 @@ func (q *settle) written(why Reason, closes bool) {
 		q.state = writing
 	case q.state == guessing:
 		q.state = quieting
+		if q.carried {
+			// The burst the guess's start was carried from was renames:
+			// a heard writer is another matter, and its writes get a
+			// cap of their own.
+			q.start, q.carried = now, false
+		}
 	}
 	q.timer.Reset(q.delay(now))
 }
@@ -174,9 +183,10 @@ func (q *settle) emptyWhileOpen(why Reason) {
 // unless writes are awaited already. A wait already running is not
 // extended: the stat differs from the last read until the wait ends and
 // reads, so extending would put every polled update off to the wait's cap.
-// A guess that follows a wait moved on to another file in the same look
+// A guess that follows a wait moved on to another file in the same refresh
 // (moved) keeps that wait's start, so that the cap bounds a burst of files
-// renamed over the path, each guessed at, as it bounds a burst of writes.
+// renamed over the path, each guessed at, as it bounds a burst of writes;
+// a write heard in it then starts the cap afresh (see written).
 func (q *settle) guess(why Reason) {
 	if q.blocksReads() {
 		return
@@ -184,7 +194,7 @@ func (q *settle) guess(why Reason) {
 	q.written(why, false)
 	q.state = guessing
 	if !q.movedStart.IsZero() {
-		q.start = q.movedStart
+		q.start, q.carried = q.movedStart, true
 		q.timer.Reset(q.delay(time.Now()))
 	}
 }
@@ -201,7 +211,7 @@ func (q *settle) swapSeen() {
 // moved takes a path that leads to another file than the one whose writes
 // a wait is for: the wait is over. A doubt goes on: its end reads whatever
 // the path leads to then. A guessed wait's start is kept for a guess at
-// the new file in the same look (lookDone forgets it): a wait for writes
+// the new file in the same refresh (refreshDone forgets it): a wait for writes
 // heard, or for a writer's close, is no guess, and the next file's writers
 // get a wait of their own.
 func (q *settle) moved() {
@@ -214,9 +224,9 @@ func (q *settle) moved() {
 	}
 }
 
-// lookDone ends a look at the path: a wait that moved on in it is no
+// refreshDone ends a refresh of the path: a wait that moved on in it is no
 // longer carried on by a guess.
-func (q *settle) lookDone() { q.movedStart = time.Time{} }
+func (q *settle) refreshDone() { q.movedStart = time.Time{} }
 
 // closeLost turns a wait for a writer into a wait for quiet: events were
 // lost, and the writer's close or writes may have been among them.
@@ -299,7 +309,7 @@ func (q *settle) stop() {
 }
 
 func (q *settle) begin(at time.Time, why Reason, s settleState) {
-	q.start, q.why, q.state = at, why, s
+	q.start, q.why, q.state, q.carried = at, why, s, false
 }
 
 // pause is how long writes must pause for the wait to end.

@@ -611,6 +611,9 @@ func (s *session) refresh(why Reason, t trust) error {
 		// be told here. What is read now is judged afresh.
 		s.settle.moved()
 	}
+	// What moved carries is for this refresh's read alone, whatever
+	// path it takes out.
+	defer s.settle.refreshDone()
 	// Whatever an event or a wait said, it said nothing of writers in a
 	// directory no watch covered: a close may even have been the last
 	// file's, in a directory deleted since. A file the resolution did not
@@ -637,7 +640,6 @@ func (s *session) refresh(why Reason, t trust) error {
 		t = quieted
 	}
 	s.read(why, t, fresh)
-	s.settle.lookDone()
 	// What to watch is worked out after the read, which it would only
 	// delay: the read goes by the resolution, and watches lost while it
 	// was judged are added again here.
