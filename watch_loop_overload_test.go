@@ -632,3 +632,88 @@ func TestWritesHeardAfterARenameBurstGetACapOfTheirOwn(t *testing.T) {
 		})
 	}
 }
+
+// watchedWithOpenings watches path through fakes that report what the
+// Linux backend does, openings of the file and their releases among it,
+// with events queued as the hub queues them, and returns the fakes, to
+// hook the notifier's Sync, and the notifier.
+func watchedWithOpenings(t *testing.T, path string) (*recorder, *fakes, *fakeNotifier) {
+	t.Helper()
+	fs := &fakes{caps: caps{closes: true, files: true, ancestors: true, opens: true}, buffered: true}
+	_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet))
+	synctest.Wait()
+	return r, fs, fs.last()
+}
+
+// An appender that opens the file right after another writer's close, and
+// whose first write lands before its event is queued (Linux makes a
+// write's bytes visible first): the read at the close finds that part. Its
+// opening, queued before open(2) returned, was taken with the read's
+// events: the read is left to the appender, and only the whole is
+// delivered. (The kernel limit "a writer that does not truncate, right
+// after another writer's close" in reliability.md, until this.)
+func TestAnAppenderOpenedAtAWritersCloseIsWaitedFor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		write(t, path, "v1\n")
+		r, fs, n := watchedWithOpenings(t, path)
+
+		write(t, path, "v2\n")
+		send(n, path, opOpen)
+		send(n, path, opWrite)
+		fs.set(func(fs *fakes) {
+			fs.onSync = func(n *fakeNotifier) {
+				fs.onSync = nil
+				send(n, path, opOpen) // the appender's, queued before it wrote
+				write(t, path, "v2\nmore: half")
+			}
+		})
+		send(n, path, opClose|opRelease) // the first writer's close: read
+		synctest.Wait()
+		assert.Empty(t, r.contents(), "read with the appender's first write only")
+
+		write(t, path, "v2\nmore: half and the rest\n")
+		send(n, path, opWrite) // the appender's writes, told late
+		send(n, path, opClose|opRelease)
+		synctest.Wait()
+		assert.Equal(t, []string{"v2\nmore: half and the rest\n"}, r.contents())
+	})
+}
+
+// Openings let go by the time a read's events are taken (the read's own,
+// another reader's) hold up nothing, and one that stays open (a reader
+// that keeps the file open) holds up one read by at most a writer's
+// pause, and the reads after it not at all.
+func TestReadersOpeningsHoldUpNoRead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		write(t, path, "v1\n")
+		r, fs, n := watchedWithOpenings(t, path)
+		update := func(data string, opened ...op) {
+			fs.set(func(fs *fakes) {
+				fs.onSync = func(n *fakeNotifier) {
+					fs.onSync = nil
+					for _, o := range opened {
+						send(n, path, o)
+					}
+				}
+			})
+			write(t, path, data)
+			send(n, path, opOpen)
+			send(n, path, opWrite)
+			send(n, path, opClose|opRelease)
+			synctest.Wait()
+		}
+
+		update("v2\n", opOpen, opRelease) // a reader's opening, let go
+		assert.Equal(t, []string{"v2\n"}, r.contents(), "held up by a reader gone")
+
+		update("v3\n", opOpen) // a reader that keeps the file open
+		assert.Equal(t, []string{"v2\n"}, r.contents(), "not waited for: it may have been a writer")
+		advance(heldOpenWindow)
+		assert.Equal(t, []string{"v2\n", "v3\n"}, r.contents(), "held up past a writer's pause")
+
+		update("v4\n") // it still has the file open
+		assert.Equal(t, []string{"v2\n", "v3\n", "v4\n"}, r.contents(), "held up again by the same reader")
+	})
+}
