@@ -72,7 +72,6 @@ type session struct {
 	openers      int             // openings of the file read not let go yet, as its own watch told them: see noLaterWriter
 	openersRead  int             // openers when the last read was believed: those it was not left to
 	opened       string          // the file the last opening was of
-	openerWait   bool            // the wait for writers runs for an opening alone: no write heard says a writer is at work
 	writing      fs.FileInfo     // the file a wait for writers is for; nil if not known
 	writingSeen  int             // writes seen when writing was taken: see changedUnheard
 	restat       bool            // the path may lead elsewhere since writing was taken: the next write says which file is written
@@ -332,10 +331,6 @@ func (s *session) onEvent(ev event) {
 	switch kind {
 	case eventMade, eventMovedIn, eventGone, eventLook:
 		s.restat = true
-	}
-	switch kind {
-	case eventWrite, eventMade, eventClosed:
-		s.openerWait = false // a writer is heard from
 	}
 	switch kind {
 	case eventSetChange:
@@ -1066,9 +1061,7 @@ func (s *session) offer(r reading, t trust, fresh bool) {
 	doubted := s.t.subj.doubtful(r) && waits
 	lately := func(d time.Duration) bool { return waits && r.err == nil && s.writtenWithin(&r.c, d) }
 	switch {
-	case t == heldOpen && doubted && r.err == nil && !s.openerWait:
-		// (A wait for an opening alone knows of no writer that holds the
-		// file open: most openings are readers'. An empty file is doubted.)
+	case t == heldOpen && doubted && r.err == nil:
 		s.waitFor(r.c.info)
 		s.settle.emptyWhileOpen(r.why)
 		return
@@ -1112,7 +1105,7 @@ func (s *session) offer(r reading, t trust, fresh bool) {
 	}
 	s.settle.believed()
 	s.sig, s.info = r.c.sig, r.c.info
-	s.openersRead, s.openerWait = s.openers, false
+	s.openersRead = s.openers
 	s.out.found(r)
 }
 
@@ -1236,7 +1229,6 @@ func (s *session) noLaterWriter(r reading) bool {
 		// that keeps the file open holds up no read after this one.
 		s.openersRead = s.openers
 		s.written(s.opened)
-		s.openerWait = true
 	}
 	if s.writes == writes && !lost {
 		s.heldBack = time.Time{}

@@ -717,31 +717,3 @@ func TestReadersOpeningsHoldUpNoRead(t *testing.T) {
 		assert.Equal(t, []string{"v2\n", "v3\n", "v4\n"}, r.contents(), "held up again by the same reader")
 	})
 }
-
-// A file emptied by a writer, whose read finds an opening not let go (a
-// reader's): the wait for it ends with the file empty, and nothing says a
-// writer holds it open: it is doubted for a window and delivered, not
-// held for a close that may never come. (Found by the soak, whose checker
-// reads the file every 5 ms: the empty file was held for maxWriterWait.)
-func TestAnEmptyFileAReaderHasOpenIsNotHeldForAClose(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		path := filepath.Join(t.TempDir(), "config.yaml")
-		write(t, path, "v1\n")
-		r, fs, n := watchedWithOpenings(t, path)
-
-		write(t, path, "")
-		send(n, path, opOpen)
-		send(n, path, opWrite)
-		fs.set(func(fs *fakes) {
-			fs.onSync = func(n *fakeNotifier) {
-				fs.onSync = nil
-				send(n, path, opOpen) // a reader's, let go later
-			}
-		})
-		send(n, path, opClose|opRelease)
-		synctest.Wait()
-		assert.Empty(t, r.contents())
-		advance(heldOpenWindow + testQuiet)
-		assert.Equal(t, []string{""}, r.contents(), "the empty file held for a close")
-	})
-}
