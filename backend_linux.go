@@ -29,14 +29,6 @@ const inotifyMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.
 	unix.IN_MODIFY | unix.IN_CLOSE_WRITE | unix.IN_ATTRIB | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF |
 	unix.IN_DONT_FOLLOW | unix.IN_EXCL_UNLINK
 
-// fileMask is what a watch on a file asks for besides: its openings and its
-// readers' closes. Linux makes a write's bytes visible before it queues the
-// write's event, but queues an opening before open(2) returns: a writer
-// that has written no event yet has been told of by its opening. A
-// directory's watch does not ask for them: every opening of every file in
-// it would come.
-const fileMask = inotifyMask | unix.IN_OPEN | unix.IN_CLOSE_NOWRITE
-
 // inotifyBackend is a backend on an inotify instance of its own, read
 // directly rather than through fsnotify, which hides what keepwatch needs:
 // the close of a written file (IN_CLOSE_WRITE), the watch descriptor behind
@@ -104,14 +96,7 @@ func (b *inotifyBackend) Add(path string) (int, error) {
 	}
 	var wd int
 	var werr error
-	if err := rc.Control(func(fd uintptr) {
-		// The inode at path says which mask: a directory's, or, where
-		// the kernel refuses IN_ONLYDIR, a file's.
-		wd, werr = unix.InotifyAddWatch(int(fd), path, inotifyMask|unix.IN_ONLYDIR)
-		if werr == unix.ENOTDIR {
-			wd, werr = unix.InotifyAddWatch(int(fd), path, fileMask)
-		}
-	}); err != nil {
+	if err := rc.Control(func(fd uintptr) { wd, werr = unix.InotifyAddWatch(int(fd), path, inotifyMask) }); err != nil {
 		return 0, err
 	}
 	return wd, werr
@@ -173,7 +158,7 @@ func (b *inotifyBackend) handOnLocked(n int) {
 }
 
 func (b *inotifyBackend) Caps() caps {
-	return caps{closes: true, ancestors: true, files: true, opens: true}
+	return caps{closes: true, ancestors: true, files: true}
 }
 
 // Close stops the readers, waits for them to exit, and releases the
@@ -327,20 +312,17 @@ func parseInotify(out []rawEvent, buf []byte) []rawEvent {
 			out = append(out, rawEvent{id: everyWatch, op: opRescan})
 			continue
 		}
-		if o := inotifyOp(mask, len(name) == 0); o != 0 {
+		if o := inotifyOp(mask); o != 0 {
 			out = append(out, rawEvent{id: int(wd), name: string(name), op: o})
 		}
 	}
 	return out
 }
 
-// inotifyOp translates an inotify mask; self says the event is about the
-// watched inode itself, not an entry of it. IN_UNMOUNT is left out: the
+// inotifyOp translates an inotify mask. IN_UNMOUNT is left out: the
 // kernel follows it with IN_IGNORED, and the mount table's change makes
-// every watch look again anyway. A writer's close is told by the file's
-// directory and by the file's own watch: only the latter tells it as a
-// release, so that each opening is let go once.
-func inotifyOp(mask uint32, self bool) op {
+// every watch look again anyway.
+func inotifyOp(mask uint32) op {
 	var o op
 	if mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0 {
 		o |= opCreate
@@ -356,12 +338,6 @@ func inotifyOp(mask uint32, self bool) op {
 	}
 	if mask&unix.IN_CLOSE_WRITE != 0 {
 		o |= opClose
-	}
-	if mask&unix.IN_OPEN != 0 {
-		o |= opOpen
-	}
-	if mask&unix.IN_CLOSE_NOWRITE != 0 || self && mask&unix.IN_CLOSE_WRITE != 0 {
-		o |= opRelease
 	}
 	if mask&unix.IN_ATTRIB != 0 {
 		o |= opAttrib

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -73,9 +72,6 @@ func TestParseInotify(t *testing.T) {
 	buf = append(buf, inotifyEvent(4, unix.IN_UNMOUNT, "")...)
 	buf = append(buf, inotifyEvent(-1, unix.IN_Q_OVERFLOW, "")...)
 	buf = append(buf, inotifyEvent(5, unix.IN_MODIFY|unix.IN_ATTRIB, "x")...)
-	buf = append(buf, inotifyEvent(6, unix.IN_OPEN, "")...)
-	buf = append(buf, inotifyEvent(6, unix.IN_CLOSE_NOWRITE, "")...)
-	buf = append(buf, inotifyEvent(6, unix.IN_CLOSE_WRITE, "")...)
 	assert.Equal(t, []rawEvent{
 		{id: 1, name: "config.yaml", op: opClose},
 		{id: 2, name: "..data", op: opCreate},
@@ -83,54 +79,7 @@ func TestParseInotify(t *testing.T) {
 		{id: 3, op: opDropped},
 		{id: everyWatch, op: opRescan},
 		{id: 5, name: "x", op: opWrite | opAttrib},
-		{id: 6, op: opOpen},
-		{id: 6, op: opRelease},
-		{id: 6, op: opClose | opRelease}, // the file's own watch: a release; its directory's (id 1) is not
 	}, parseInotify(nil, buf), "IN_UNMOUNT is left to the IN_IGNORED that follows it")
-}
-
-// A file's watch is told of its openings and releases, once each; its
-// directory's watch of neither, though it is told of the file's writer's
-// close.
-func TestAFilesWatchIsToldOfItsOpenings(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "config.yaml")
-	require.NoError(t, os.WriteFile(path, []byte("v1\n"), 0o644))
-	got := make(chan []rawEvent, 64)
-	b, err := newInotifyBackend(handlerFunc(func(evs []rawEvent) { got <- slices.Clone(evs) }))
-	require.NoError(t, err)
-	defer b.Close()
-	dirID, err := b.Add(dir)
-	require.NoError(t, err)
-	fileID, err := b.Add(path)
-	require.NoError(t, err)
-
-	_, err = os.ReadFile(path)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(path, []byte("v2\n"), 0o644))
-	want := []rawEvent{
-		{id: fileID, op: opOpen}, {id: fileID, op: opRelease}, // the read
-		{id: fileID, op: opOpen}, // the write: its opening and truncation
-	}
-	var evs []rawEvent
-	require.Eventually(t, func() bool {
-		for {
-			select {
-			case e := <-got:
-				evs = append(evs, e...)
-			default:
-				return slices.ContainsFunc(evs, func(e rawEvent) bool { return e.id == fileID && e.op == opClose|opRelease })
-			}
-		}
-	}, waitFor, tick, "no close: %v", evs)
-	var opens []rawEvent
-	for _, e := range evs {
-		if e.op&(opOpen|opRelease) != 0 {
-			opens = append(opens, e)
-		}
-	}
-	assert.Equal(t, append(want, rawEvent{id: fileID, op: opClose | opRelease}), opens)
-	assert.Contains(t, evs, rawEvent{id: dirID, name: "config.yaml", op: opClose}, "the directory's watch tells the writer's close, as no release")
 }
 
 // The kernel keeps one watch per inode: the backend gives every path to
@@ -311,10 +260,3 @@ func BenchmarkInotifyBatch(b *testing.B) {
 		<-n.Events()
 	}
 }
-
-// handlerFunc hands what a backend reads to a function, and drops its
-// failures.
-type handlerFunc func([]rawEvent)
-
-func (f handlerFunc) events(evs []rawEvent) { f(evs) }
-func (handlerFunc) failed(error)            {}

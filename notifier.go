@@ -3,7 +3,7 @@ package file
 // op is what happened, as far as a watch session cares. An event is only a
 // hint to look again, never a description of the change: the session
 // re-resolves and re-reads, and judges by content.
-type op uint16
+type op uint8
 
 const (
 	opCreate  op = 1 << iota // an entry appeared: created, moved in, linked
@@ -14,8 +14,6 @@ const (
 	opRescan                 // events were lost, or something changed that no event reports (a mount): look at everything again
 	opDropped                // the kernel dropped the watch; backends only, the hub tells sessions opRemove
 	opMade                   // with opCreate: the entry was created there, not moved in, so its creator may still be writing it; only where closes are reported
-	opOpen                   // the file itself was opened, to read or to write; only a file's own watch tells it, and only where the kernel does
-	opRelease                // one that had the file itself open let it go (with opClose, a writer); told with opOpen, once per opening
 )
 
 // event is what a notifier tells a session: op happened to name. An
@@ -71,7 +69,4 @@ type caps struct {
 	// files: it can watch a file's own inode, which sees writes made
 	// through any of its names.
 	files bool
-	// opens: a file's own watch reports its openings and their releases
-	// (opOpen, opRelease).
-	opens bool
 }

@@ -69,9 +69,6 @@ type session struct {
 	info    fs.FileInfo      // the file of the last read believed; nil for a set, or if it failed
 
 	writes       int             // in-place writes seen, counted to tell whether a writer began
-	openers      int             // openings of the file read not let go yet, as its own watch told them: see noLaterWriter
-	openersRead  int             // openers when the last read was believed: those it was not left to
-	opened       string          // the file the last opening was of
 	writing      fs.FileInfo     // the file a wait for writers is for; nil if not known
 	writingSeen  int             // writes seen when writing was taken: see changedUnheard
 	restat       bool            // the path may lead elsewhere since writing was taken: the next write says which file is written
@@ -311,13 +308,6 @@ func (s *session) onEvent(ev event) {
 	if !s.view.relevant(name) {
 		return
 	}
-	if ev.op&^(opOpen|opRelease) == 0 {
-		s.openings(ev, name)
-		return // an opening changes nothing: it is only counted
-	}
-	if ev.has(opRelease) {
-		s.openings(ev, name)
-	}
 	s.touch(name)
 	if ev.has(opRemove) && s.watched[name] {
 		s.watchGone(name)
@@ -440,31 +430,12 @@ func (s *session) classifyTouch(ev event) eventKind {
 	return eventLook
 }
 
-// openings counts the openings of the file read, and their releases: a
-// writer that has opened the file may be writing it before any event says
-// so (see noLaterWriter). Only the file's own watch tells them, each
-// opening and each release once; one opened before the watch began may be
-// let go with none counted, and is not counted below none.
-func (s *session) openings(ev event, name string) {
-	if !slices.Contains(s.view.files, name) {
-		return // a file the path led to before
-	}
-	switch {
-	case ev.has(opOpen):
-		s.openers++
-		s.opened = name
-	case ev.has(opRelease):
-		s.openers = max(0, s.openers-1)
-	}
-}
-
 // eventsLost takes the notifier's word that events were lost, a writer's
 // close or another's writes perhaps among them: every watch is renewed and
 // the file looked at again, from the root, as where no watch saw writers;
 // no close taken before vouches for what is read, and a wait for a close
 // becomes a wait for quiet.
 func (s *session) eventsLost() {
-	s.openers, s.openersRead = 0, 0 // their count is lost with them
 	s.rewatchAll, s.lookAgain, s.readNow = true, true, false
 	s.touchedAll, s.lookFresh = true, true // writers may have begun unseen
 	s.settle.closeLost()
@@ -1018,13 +989,6 @@ func (s *session) read(why Reason, t trust, fresh bool) {
 	if !s.pollOnly() {
 		via = &s.view // resolved just before
 	}
-	if s.caps.opens {
-		// Take what the kernel queued before this read opens the file:
-		// the read's own opening would otherwise be merged with another's
-		// queued last (the kernel drops an event alike to the last one
-		// queued), and that one go uncounted (see noLaterWriter).
-		s.n.Sync()
-	}
 	r := s.t.subj.read(why, via)
 	if via != nil && via.file != nil && r.err == nil && !sameFile(r.c.info, via.file) {
 		// The path led to another file by the time it was read than the
@@ -1105,7 +1069,6 @@ func (s *session) offer(r reading, t trust, fresh bool) {
 	}
 	s.settle.believed()
 	s.sig, s.info = r.c.sig, r.c.info
-	s.openersRead = s.openers
 	s.out.found(r)
 }
 
@@ -1218,18 +1181,6 @@ func (s *session) noLaterWriter(r reading) bool {
 	// place of, whose removal comes after it): the doubt its removal began
 	// is not for this read to end, and its end reads again.
 	lost = lost || s.filesGone != removed && s.readGone(&r)
-	if s.writes == writes && !lost && s.openedUnheard(r) {
-		// Someone opened the file since the last read was believed, and
-		// has not let it go: Linux makes a write's bytes visible before it
-		// queues the write's event, so a writer that opened it (an
-		// appender right after another writer's close) may be what was
-		// read, half done. The read is left to it as to a writer heard:
-		// its close, its writes, or its pause. (This read's own opening
-		// and release were taken above.) It is waited for once: a reader
-		// that keeps the file open holds up no read after this one.
-		s.openersRead = s.openers
-		s.written(s.opened)
-	}
 	if s.writes == writes && !lost {
 		s.heldBack = time.Time{}
 		return true
@@ -1238,13 +1189,6 @@ func (s *session) noLaterWriter(r reading) bool {
 		s.heldBack = time.Now()
 	}
 	return time.Since(s.heldBack) >= maxWaitFactor*s.settle.window
-}
-
-// openedUnheard reports whether the file r read, the one last believed,
-// has more openers not let go than when that was believed. Openings of
-// another file (the path's before a rename) say nothing of this one.
-func (s *session) openedUnheard(r reading) bool {
-	return s.openers > s.openersRead && s.info != nil && r.c.info != nil && sameFile(r.c.info, s.info)
 }
 
 // readGone reports whether the path no longer shows the file r read. A
