@@ -116,7 +116,11 @@ func ExampleWithLogger() {
 	got := loadAndWatch(f)
 	save(path, "v: 2\n")
 	<-got
-	f.Unwatch()
+	// The delivery is logged once the callback returns: Shutdown waits
+	// for that, where Unwatch would not.
+	if err := f.Shutdown(context.Background()); err != nil {
+		log.Fatal(err)
+	}
 	// Output:
 	// level=DEBUG msg="keepwatch: watch started"
 	// level=DEBUG msg="keepwatch: update delivered" reason=event size=5
