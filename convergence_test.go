@@ -145,8 +145,8 @@ type world struct {
 	// an append that starts right after the operation before it ("a
 	// writer that does not truncate, right after another writer's
 	// close"), and a write right after the file's directory was made
-	// again (a file written before its new directory's watch is in
-	// place). The fixed sample that make test runs lets them be
+	// again, or a kubelet update made a new payload directory (a file
+	// written before its new directory's watch is in place). The fixed sample that make test runs lets them be
 	// delivered, so that it fails on regressions alone; a soak, or a
 	// replay, counts them as failures, so that it measures the limits.
 	limit   *finished
@@ -267,6 +267,7 @@ func (w *world) kubelet(removeThenCreate bool) error {
 	// operation, which may edit the payload in place, comes a tick later.
 	defer time.Sleep(kubeletTick)
 	payload := map[string]string{"config.yaml": w.next(), "other.yaml": "other\n"}
+	w.madeDir = true // the payload's: the file read is in a directory made just now
 	w.done.add(payload["config.yaml"])
 	if _, err := os.Lstat(filepath.Join(w.vol, "..data")); err != nil {
 		if err := os.RemoveAll(w.vol); err != nil {
