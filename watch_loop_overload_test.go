@@ -180,10 +180,8 @@ func TestTheSameCloseToldTwiceStillReadsAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "config.yaml")
 		write(t, path, "v1\n")
-		fs := &fakes{caps: caps{closes: true, files: true, ancestors: true}, buffered: true}
-		_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet))
-		synctest.Wait()
-		n := fs.last()
+		fs := &fakes{caps: linuxCaps, buffered: true}
+		r, n := watchedThrough(t, path, fs)
 
 		write(t, path, "v2\n")
 		send(n, path, opWrite)
@@ -286,10 +284,8 @@ func TestARemovalTakenWithTheEventsAfterAReadIsReported(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "config.yaml")
 		write(t, path, "v1\n")
-		fs := &fakes{caps: caps{closes: true, files: true, ancestors: true}, buffered: true}
-		_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet))
-		synctest.Wait()
-		n := fs.last()
+		fs := &fakes{caps: linuxCaps, buffered: true}
+		r, n := watchedThrough(t, path, fs)
 
 		replace(t, path, "v2\n")
 		fs.set(func(fs *fakes) {
@@ -344,10 +340,8 @@ func TestALateRemovalOfTheOldFileEndsNoWaitForTheNewOnesWriter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "config.yaml")
 		write(t, path, "v1\n")
-		fs := &fakes{caps: caps{closes: true, files: true, ancestors: true}, buffered: true}
-		_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet))
-		synctest.Wait()
-		n := fs.last()
+		fs := &fakes{caps: linuxCaps, buffered: true}
+		r, n := watchedThrough(t, path, fs)
 
 		// Someone holds the old file open: its inode is not freed, and its
 		// IN_DELETE_SELF waits for them.
@@ -408,10 +402,8 @@ func TestTimesSetAfterAWritersCloseDoNotHoldItsReadBack(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "config.yaml")
 		write(t, path, "v1\n")
-		fs := &fakes{caps: caps{closes: true, files: true, ancestors: true}, buffered: true}
-		_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet))
-		synctest.Wait()
-		n := fs.last()
+		fs := &fakes{caps: linuxCaps, buffered: true}
+		r, n := watchedThrough(t, path, fs)
 
 		require.NoError(t, os.Remove(path))
 		send(n, path, opRemove) // the directory's IN_DELETE: a doubt
@@ -565,17 +557,9 @@ func TestRenamesOverThePathFasterThanTheWindowAreReadAtTheCap(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "config.yaml")
 		write(t, path, "v0\n")
-		fs := &fakes{} // no closes reported: the fsnotify backend's case
-		_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet))
-		synctest.Wait()
-		n := fs.last()
+		r, n := watchedThrough(t, path, &fakes{}) // no closes reported: the fsnotify backend's case
 		start := time.Now()
-		for i := 1; len(r.contents()) == 0 && time.Since(start) < 5*maxWaitFactor*testQuiet; i++ {
-			replace(t, path, fmt.Sprintf("v%d\n", i))
-			stamp(t, path)
-			send(n, path, opCreate)
-			advance(testQuiet / 2)
-		}
+		renameBurst(t, n, path, func() bool { return len(r.contents()) == 0 && time.Since(start) < 5*maxWaitFactor*testQuiet })
 		require.NotEmpty(t, r.contents(), "nothing delivered in five caps")
 		assert.LessOrEqual(t, time.Since(start), (maxWaitFactor+1)*testQuiet, "not read at the cap")
 		assert.Regexp(t, `^v\d+\n$`, r.contents()[0])
@@ -598,17 +582,9 @@ func TestWritesHeardAfterARenameBurstGetACapOfTheirOwn(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				path := filepath.Join(t.TempDir(), "config.yaml")
 				write(t, path, "v0\n")
-				fs := &fakes{} // no closes reported: the fsnotify backend's case
-				_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet))
-				synctest.Wait()
-				n := fs.last()
+				r, n := watchedThrough(t, path, &fakes{}) // no closes reported: the fsnotify backend's case
 				start := time.Now()
-				for i := 1; time.Since(start) < (maxWaitFactor-1)*testQuiet+testQuiet/2; i++ {
-					replace(t, path, fmt.Sprintf("v%d\n", i))
-					stamp(t, path)
-					send(n, path, opCreate)
-					advance(testQuiet / 2)
-				}
+				renameBurst(t, n, path, func() bool { return time.Since(start) < (maxWaitFactor-1)*testQuiet+testQuiet/2 })
 				before := len(r.contents())
 
 				if remade {
@@ -630,5 +606,18 @@ func TestWritesHeardAfterARenameBurstGetACapOfTheirOwn(t *testing.T) {
 				assert.Equal(t, []string{"new: half and the rest\n"}, r.contents()[before:], "read half written")
 			})
 		})
+	}
+}
+
+// renameBurst renames files over path, each half a window after the last
+// and written just before, with the event the fsnotify backend gives, for
+// as long as more says.
+func renameBurst(t *testing.T, n *fakeNotifier, path string, more func() bool) {
+	t.Helper()
+	for i := 1; more(); i++ {
+		replace(t, path, fmt.Sprintf("v%d\n", i))
+		stamp(t, path)
+		send(n, path, opCreate)
+		advance(testQuiet / 2)
 	}
 }

@@ -783,7 +783,17 @@ func TestATouchDoesNotShortenTheNextRemovalsWindow(t *testing.T) {
 // notifier to send its events through.
 func watchedOnLinux(t *testing.T, path string, opts ...Option) (*recorder, *fakeNotifier) {
 	t.Helper()
-	fs := &fakes{caps: caps{closes: true, files: true, ancestors: true}}
+	return watchedThrough(t, path, &fakes{caps: linuxCaps}, opts...)
+}
+
+// linuxCaps is what the Linux backend can see.
+var linuxCaps = caps{closes: true, files: true, ancestors: true}
+
+// watchedThrough watches path through fs, with the re-check off unless
+// opts turn it on and a quiet window of testQuiet, and returns the notifier
+// to send its events through.
+func watchedThrough(t *testing.T, path string, fs *fakes, opts ...Option) (*recorder, *fakeNotifier) {
+	t.Helper()
 	base := []Option{withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet)}
 	_, r := watched(t, path, append(base, opts...)...)
 	synctest.Wait()
@@ -985,10 +995,8 @@ func TestACloseIsBelievedOnlyIfNoLaterWriterBegan(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				path := filepath.Join(t.TempDir(), "config.yaml")
 				write(t, path, "v1\n")
-				fs := &fakes{caps: caps{closes: true, files: true, ancestors: true}, buffered: true}
-				_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet))
-				synctest.Wait()
-				n := fs.last()
+				fs := &fakes{caps: linuxCaps, buffered: true}
+				r, n := watchedThrough(t, path, fs)
 
 				// The first writer writes and closes; the second truncates
 				// and writes half before the first close is read.
