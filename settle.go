@@ -179,8 +179,7 @@ func (q *settle) emptyWhileOpen(why Reason) {
 	q.timer = time.NewTimer(max(0, time.Until(since.Add(maxWriterWait))))
 }
 
-// guess starts a wait for writes that no write heard suggests (a changed
-// stat; a file written lately where no close will tell of its writer),
+// guess starts a wait for writes that nothing but a changed stat suggests,
 // unless writes are awaited already. A wait already running is not
 // extended: the stat differs from the last read until the wait ends and
 // reads, so extending would put every polled update off to the wait's cap.
@@ -192,15 +191,12 @@ func (q *settle) guess(why Reason) {
 	if q.blocksReads() {
 		return
 	}
-	now := time.Now()
-	start, carried := now, !q.movedStart.IsZero()
-	if carried {
-		start = q.movedStart
+	q.written(why, false)
+	q.state = guessing
+	if !q.movedStart.IsZero() {
+		q.start, q.carried = q.movedStart, true
+		q.timer.Reset(q.delay(time.Now()))
 	}
-	q.stop()
-	q.begin(start, why, guessing)
-	q.carried = carried
-	q.timer = time.NewTimer(q.delay(now))
 }
 
 // swapSeen takes an event that shows the change to be a rename or a swap,
