@@ -359,6 +359,9 @@ func (s *session) classify(ev event, name string) eventKind {
 		// Where creates and renames look alike, a create is only a look.
 		return eventMovedIn
 	case ev.has(opRemove) && !ev.has(opCreate) && slices.Contains(s.view.files, name):
+		if s.asJudged() {
+			return eventIgnored // see classifyTouch
+		}
 		if s.arrivalsTold() && s.changedSinceRead() {
 			return eventGone
 		}
@@ -411,6 +414,13 @@ func (s *session) ofFileRead(name string) bool {
 // without end on a strictatime mount.)
 func (s *session) classifyTouch(ev event) eventKind {
 	switch {
+	case s.asJudged():
+		// Taken with the events queued at a read, and the file is as that
+		// read found it: what the event tells of, the read saw (the same
+		// close told again by the file's own watch after its
+		// directory's; a file renamed over telling of its own removal).
+		// Whether the read is believed is for its judgment to say.
+		return eventIgnored
 	case s.sig == 0:
 		return eventLook // it could not be read; perhaps now it can
 	case !s.changedSinceRead():
@@ -562,8 +572,11 @@ func (s *session) fileNow() (info fs.FileInfo, one bool) {
 // deletion, its watch dropped) and that check would otherwise cost five
 // stats on the way to the callback. Events that come while the queue is
 // taken are judged by stats of their own, and so is the check after them.
+// It keeps the stat of the read being judged as well: an event of the file
+// that finds it as that read did tells of nothing the read did not see.
 type glance struct {
-	on        bool // the event being taken was queued when the taking began
+	read      signature // the stat the read being judged took; zero if it failed
+	on        bool      // the event being taken was queued when the taking began
 	sig       signature
 	sigTaken  bool
 	file      fs.FileInfo
@@ -679,14 +692,25 @@ func (s *session) refresh(why Reason, t trust) error {
 // changedSinceRead reports whether the subject's stat differs from the
 // one taken by the last read.
 func (s *session) changedSinceRead() bool {
+	return s.statNow() != s.sig
+}
+
+// asJudged reports whether a read is being judged (see noLaterWriter) and
+// the subject's stat is the one that read took.
+func (s *session) asJudged() bool {
+	return s.glance.read != 0 && s.statNow() == s.glance.read
+}
+
+// statNow is the subject's stat: the glance's, while one is kept.
+func (s *session) statNow() signature {
 	g := &s.glance
 	if !g.on {
-		return s.t.subj.stat() != s.sig
+		return s.t.subj.stat()
 	}
 	if !g.sigTaken {
 		g.sig, g.sigTaken = s.t.subj.stat(), true
 	}
-	return g.sig != s.sig
+	return g.sig
 }
 
 // writtenSinceRead reports whether the subject is there and its stat
@@ -1146,6 +1170,7 @@ func (s *session) noLaterWriter(r reading) bool {
 	writes, gone, moved, removed := s.writes, s.watchesGone, s.chainTouched, s.filesGone
 	lost := false
 	queued := len(s.n.Events()) // see glance
+	s.glance.read = r.c.sig
 	defer s.glance.forget()
 	for drained := false; !drained; {
 		select {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -202,6 +203,50 @@ func TestTheSameCloseToldTwiceStillReadsAtOnce(t *testing.T) {
 		synctest.Wait()
 		assert.Equal(t, []string{""}, r.contents())
 		assert.Zero(t, time.Since(start), "read at the close, without a doubt's window")
+	})
+}
+
+// countingSubject is a subject that counts its reads.
+type countingSubject struct {
+	subject
+	reads atomic.Int32
+}
+
+func (c *countingSubject) read(why Reason, via *sight) reading {
+	c.reads.Add(1)
+	return c.subject.read(why, via)
+}
+
+// A writer's close told twice, by the file's own watch and by its
+// directory's, is taken with the events queued at the read the first one
+// asked for. The second finds the file as that read did: the write is read
+// once, not once more right after its delivery.
+func TestAnInPlaceWriteIsReadOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		write(t, path, "v1\n")
+		fs := &fakes{caps: linuxCaps, buffered: true}
+		f := Provider(path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet),
+			WithLogger(testLogger(t)), WithErrorCallbacks())
+		counted := &countingSubject{subject: f.t.subj}
+		f.t.subj = counted
+		r := newRecorder(f)
+		require.NoError(t, f.Watch(r.cb))
+		defer shutdown(t, f)
+		synctest.Wait()
+		n := fs.last()
+
+		for i, content := range []string{"v2\n", "v3: longer\n"} {
+			reads := counted.reads.Load()
+			write(t, path, content)
+			send(n, path, opWrite) // the directory's watch
+			send(n, path, opWrite) // the file's own
+			send(n, path, opClose)
+			send(n, path, opClose)
+			synctest.Wait()
+			assert.Equal(t, []string{"v2\n", "v3: longer\n"}[:i+1], r.contents())
+			assert.Equal(t, int32(1), counted.reads.Load()-reads, "reads of write %d", i+1)
+		}
 	})
 }
 
