@@ -371,7 +371,7 @@ func (s *session) classify(ev event, name string) eventKind {
 	case ev.has(opWrite|opClose) && !s.ofFileRead(name):
 		// Queued for a file the path led to before: its writer is not
 		// this file's, nor its close the end of this file's writes.
-		return s.classifyTouch(ev)
+		return s.classifyTouch(ev, name)
 	case ev.has(opWrite):
 		return eventWrite
 	case ev.has(opClose) && (s.settle.state != settled || s.readNow):
@@ -380,7 +380,7 @@ func (s *session) classify(ev event, name string) eventKind {
 		// happened in between.
 		return eventClosed
 	case ev.has(opClose | opAttrib):
-		return s.classifyTouch(ev)
+		return s.classifyTouch(ev, name)
 	}
 	return eventIgnored
 }
@@ -412,14 +412,16 @@ func (s *session) ofFileRead(name string) bool {
 // changed only if its stat did, or if it could not be read and perhaps now
 // can. (Reading on every such event would let our own reads wake us,
 // without end on a strictatime mount.)
-func (s *session) classifyTouch(ev event) eventKind {
+func (s *session) classifyTouch(ev event, name string) eventKind {
 	switch {
-	case s.asJudged():
-		// Taken with the events queued at a read, and the file is as that
-		// read found it: what the event tells of, the read saw (the same
-		// close told again by the file's own watch after its
-		// directory's; a file renamed over telling of its own removal).
-		// Whether the read is believed is for its judgment to say.
+	case s.asJudged() && slices.Contains(s.view.files, name):
+		// An event of the file, taken with the events queued at a read,
+		// and the file is as that read found it: what the event tells of,
+		// the read saw (the same close told again by the file's own watch
+		// after its directory's; a file renamed over telling of its own
+		// removal). Whether the read is believed is for its judgment to
+		// say. (One of a directory on the way is no news of the file, but
+		// may make that judgment read again: see noLaterWriter.)
 		return eventIgnored
 	case s.sig == 0:
 		return eventLook // it could not be read; perhaps now it can
@@ -1199,8 +1201,10 @@ func (s *session) noLaterWriter(r reading) bool {
 	lost = lost || s.chainTouched != moved
 	if s.watchesGone != gone || s.chainTouched != moved {
 		// Made again as where no watch heard the writers: the watches in
-		// place by then may have come after them.
-		s.lookFresh = true
+		// place by then may have come after them. Made again whatever the
+		// events said of themselves: a touch of a directory on the way
+		// asks for nothing, yet the read it makes doubtful is not believed.
+		s.lookAgain, s.lookFresh = true, true
 	}
 	// The file read was removed since (not the one a rename put it in
 	// place of, whose removal comes after it): the doubt its removal began

@@ -250,6 +250,47 @@ func TestAnInPlaceWriteIsReadOnce(t *testing.T) {
 	})
 }
 
+// A directory on the way touched (a deploy tool that writes the file, then
+// sets its directory's mode), told with the events queued at the read the
+// write's close asked for: the read is not believed, since the path may
+// lead elsewhere since, and is made again, though the touch itself asks
+// for nothing. With closes reported, and without (the read at the quiet
+// window's end).
+func TestADirectoryTouchedWhileAReadIsJudgedStillHasItRead(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		caps caps
+	}{{"closes", linuxCaps}, {"no closes", caps{}}} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				sub := filepath.Join(t.TempDir(), "sub")
+				require.NoError(t, os.Mkdir(sub, 0o755))
+				path := filepath.Join(sub, "config.yaml")
+				write(t, path, "v1\n")
+				fs := &fakes{caps: c.caps, buffered: true}
+				r, n := watchedThrough(t, path, fs)
+
+				write(t, path, "v2\n")
+				stamp(t, path)
+				send(n, path, opWrite)
+				synctest.Wait()
+				fs.set(func(fs *fakes) {
+					fs.onSync = func(n *fakeNotifier) {
+						fs.onSync = nil
+						require.NoError(t, os.Chmod(sub, 0o755))
+						send(n, sub, opAttrib)
+					}
+				})
+				if c.caps.closes {
+					send(n, path, opClose)
+				}
+				advance(3 * testQuiet)
+				assert.Equal(t, []string{"v2\n"}, r.contents())
+			})
+		})
+	}
+}
+
 // A doubt that began with the file missing ends with an empty file that a
 // rename brought in less than a window before: written lately, but by no
 // writer that holds it open. It is given a quiet window, not a wait for a

@@ -397,3 +397,20 @@ func TestAnEmptyFileHeldOpenIsNeverDelivered(t *testing.T) {
 		})
 	}
 }
+
+// A write in place, and right after it a chmod of the file's directory, as
+// a deploy tool may do: every write is delivered, whenever the chmod's
+// event is taken.
+func TestAWriteFollowedByAChmodOfItsDirectoryIsDelivered(t *testing.T) {
+	sub := filepath.Join(t.TempDir(), "sub")
+	require.NoError(t, os.Mkdir(sub, 0o755))
+	path := filepath.Join(sub, "config.yaml")
+	write(t, path, "v1\n")
+	_, r := watchedByEvents(t, path)
+	for i := 2; i <= 21; i++ {
+		want := fmt.Sprintf("v%d\n", i)
+		write(t, path, want)
+		require.NoError(t, os.Chmod(sub, 0o755))
+		r.waitContent(t, want)
+	}
+}
