@@ -171,3 +171,54 @@ func (t teeHandler) Handle(ctx context.Context, r slog.Record) error {
 }
 func (t teeHandler) WithAttrs(as []slog.Attr) slog.Handler { return teeHandler{t.h.WithAttrs(as), t.m} }
 func (t teeHandler) WithGroup(g string) slog.Handler       { return teeHandler{t.h.WithGroup(g), t.m} }
+
+// renamedOverAtFirstRead renames a new file over path just before the read
+// that starts the watch: after its watches were added, before it reads.
+type renamedOverAtFirstRead struct {
+	subject
+	once sync.Once
+	do   func()
+}
+
+func (s *renamedOverAtFirstRead) read(why Reason, via *sight) reading {
+	s.once.Do(s.do)
+	return s.subject.read(why, via)
+}
+
+// A file in a directory the process can traverse but not list, watched by
+// its own watch alone, renamed over after that watch was added and before
+// the read that starts the watch: the file renamed in is delivered, and so
+// are its writes, through a watch of its own.
+func TestAFileRenamedOverInAnUnlistableDirectoryBeforeTheFirstReadIsWatched(t *testing.T) {
+	const envDir = "KEEPWATCH_PRIVATE_DIR"
+	if !inChild(t) {
+		base := t.TempDir()
+		require.NoError(t, os.Chmod(filepath.Dir(base), 0o755))
+		require.NoError(t, os.Chmod(base, 0o755))
+		dir := filepath.Join(base, "private")
+		require.NoError(t, os.Mkdir(dir, 0o731))
+		require.NoError(t, os.Chmod(dir, 0o731))
+		require.NoError(t, os.Chown(dir, 0, 65534))
+		path := filepath.Join(dir, "key.pem")
+		write(t, path, "v1\n")
+		require.NoError(t, os.Chmod(path, 0o666))
+		asNobody(t, envDir+"="+dir)
+		return
+	}
+	dir := os.Getenv(envDir)
+	path := filepath.Join(dir, "key.pem")
+	f := Provider(path, WithLogger(testLogger(t)), WithErrorCallbacks(), WithRecheckInterval(0))
+	_, _ = f.ReadBytes()
+	f.t.subj = &renamedOverAtFirstRead{subject: f.t.subj, do: func() {
+		tmp := filepath.Join(dir, "key.pem.new")
+		write(t, tmp, "v2\n")
+		require.NoError(t, os.Rename(tmp, path))
+	}}
+	r := newRecorder(f)
+	require.NoError(t, f.Watch(r.cb))
+	defer shutdown(t, f)
+	r.waitContent(t, "v2\n")
+	assert.Equal(t, ModeEvents, f.Stats().Mode)
+	write(t, path, "v3\n") // in place, on the file renamed in
+	r.waitContent(t, "v3\n")
+}

@@ -173,6 +173,9 @@ func (s *session) run(ctx context.Context, first reading, look <-chan struct{}) 
 	s.out.started(s.kind, s.remoteFS)
 	// While the watch was down, no event told of writers.
 	s.offer(first, doubtful, first.why == ReasonRestart)
+	if err := s.watchAfterRead(false); err != nil {
+		return err
+	}
 	return s.loop(ctx, look)
 }
 
@@ -656,8 +659,22 @@ func (s *session) refresh(why Reason, t trust) error {
 	}
 	s.read(why, t, fresh)
 	// What to watch is worked out after the read, which it would only
-	// delay: the read goes by the resolution, and watches lost while it
-	// was judged are added again here.
+	// delay: the read goes by the resolution.
+	return s.watchAfterRead(all)
+}
+
+// watchAfterRead adds what the plan watches and is not watched (all of it
+// if all), and removes what it no longer needs. Every read is followed by
+// it: the read's judgment takes the events queued by then, and a watch the
+// kernel dropped among them (the file's own, after a rename over it, the
+// only one where its directory cannot be listed) is added again here, on
+// whatever the path shows now. A change between the read and the Add
+// shows in the stat, and is read again as where no watch saw writers. A
+// poll session watches nothing.
+func (s *session) watchAfterRead(all bool) error {
+	if s.pollOnly() {
+		return nil
+	}
 	if unwatched := s.unwatched(all); len(unwatched) > 0 {
 		added, err := s.watch(unwatched)
 		if vanished(err) || (err == nil && s.refused[s.view.home] != nil) {
@@ -744,6 +761,7 @@ func (s *session) look(why Reason, force bool) error {
 	switch {
 	case unchanged:
 		s.read(why, doubtful, false)
+		return s.watchAfterRead(false)
 	case s.settle.window > 0 && st != 0:
 		// Without events, nothing says whether a writer is done: give it a
 		// window.
@@ -753,6 +771,7 @@ func (s *session) look(why Reason, force bool) error {
 		s.settle.guess(why)
 	default:
 		s.read(why, believed, false)
+		return s.watchAfterRead(false)
 	}
 	return nil
 }

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -706,4 +708,44 @@ func renameBurst(t *testing.T, n *fakeNotifier, path string, more func() bool) {
 		send(n, path, opCreate)
 		advance(testQuiet / 2)
 	}
+}
+
+// The file's directory cannot be listed: the file's own watch stands in.
+// The file is renamed over right after that watch is added and before the
+// read that starts the watch: the old file's own-watch events (its link
+// count, its deletion, its watch dropped) are taken in the first read's
+// judgment. The watch the kernel dropped must be made again, on the file
+// the path shows now, or nothing tells of its writes.
+func TestAFileRenamedOverBeforeTheFirstReadKeepsItsOwnWatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "private")
+		require.NoError(t, os.Mkdir(dir, 0o755))
+		path := filepath.Join(dir, "key.pem")
+		write(t, path, "v1\n")
+		fs := &fakes{caps: linuxCaps, buffered: true}
+		var once sync.Once
+		fs.addErr = func(p string) error {
+			if p == dir {
+				return syscall.EACCES
+			}
+			if p == path {
+				// Renamed over just after its watch is added (the hook
+				// runs before; the events come after either way).
+				defer once.Do(func() {
+					replace(t, path, "v2\n")
+					n := fs.last()
+					send(n, path, opAttrib) // the old file's link count
+					send(n, path, opRemove) // IN_DELETE_SELF
+					send(n, path, opRemove) // IN_IGNORED, as the hub tells it
+				})
+			}
+			return nil
+		}
+		f, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet))
+		synctest.Wait()
+		advance(3 * testQuiet)
+		assert.Equal(t, []string{"v2\n"}, r.contents())
+		assert.Equal(t, ModeEvents, f.Stats().Mode)
+		assert.True(t, slices.Contains(fs.last().watched(), path), "the file's own watch, the only one on it: %v", fs.last().watched())
+	})
 }
