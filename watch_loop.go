@@ -172,6 +172,7 @@ func (s *session) watchedDirs() []string {
 func (s *session) run(ctx context.Context, first reading, look <-chan struct{}) error {
 	s.out.started(s.kind, s.remoteFS)
 	// While the watch was down, no event told of writers.
+	s.readSig = first.c.sig // as read does: the watch step compares with it
 	s.offer(first, doubtful, first.why == ReasonRestart)
 	if err := s.watchAfterRead(false); err != nil {
 		return err

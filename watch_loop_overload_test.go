@@ -749,3 +749,45 @@ func TestAFileRenamedOverBeforeTheFirstReadKeepsItsOwnWatch(t *testing.T) {
 		assert.True(t, slices.Contains(fs.last().watched(), path), "the file's own watch, the only one on it: %v", fs.last().watched())
 	})
 }
+
+// A file renamed over after the watches were added and before the read
+// that starts the watch: the watch step after that read adds the file's
+// own watch again, and compares the file with what that read found, not
+// with nothing: the file is not read again as written unwatched.
+func TestAFileRenamedOverBeforeTheFirstReadIsReadOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "d")
+		require.NoError(t, os.Mkdir(dir, 0o755))
+		path := filepath.Join(dir, "config.yaml")
+		write(t, path, "v1\n")
+		fs := &fakes{caps: linuxCaps, buffered: true}
+		var once sync.Once
+		fs.addErr = func(p string) error {
+			if p == path {
+				defer once.Do(func() {
+					replace(t, path, "v2\n")
+					stamp(t, path)
+					n := fs.last()
+					send(n, path, opCreate) // IN_MOVED_TO on the directory
+					send(n, path, opAttrib) // the old file's link count
+					send(n, path, opRemove) // IN_DELETE_SELF
+					send(n, path, opRemove) // IN_IGNORED
+				})
+			}
+			return nil
+		}
+		f := Provider(path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet),
+			WithLogger(testLogger(t)), WithErrorCallbacks())
+		_, _ = f.ReadBytes()
+		counted := &countingSubject{subject: f.t.subj}
+		f.t.subj = counted
+		r := newRecorder(f)
+		require.NoError(t, f.Watch(r.cb))
+		defer shutdown(t, f)
+		synctest.Wait()
+		before := counted.reads.Load()
+		advance(3 * testQuiet)
+		assert.Equal(t, []string{"v2\n"}, r.contents())
+		assert.Equal(t, before, counted.reads.Load(), "reads after the first settled")
+	})
+}
