@@ -70,6 +70,7 @@ type session struct {
 
 	writes       int             // in-place writes seen, counted to tell whether a writer began
 	writing      fs.FileInfo     // the file a wait for writers is for; nil if not known
+	writingName  string          // the name writing was found under, symlink-free; "" if not known
 	writingSeen  int             // writes seen when writing was taken: see changedUnheard
 	restat       bool            // the path may lead elsewhere since writing was taken: the next write says which file is written
 	watchesGone  int             // directory watches the kernel dropped, counted to tell whether a read came through one
@@ -499,15 +500,25 @@ func (s *session) written(name string) {
 	}
 	if s.writing == nil || s.restat || !s.settle.blocksReads() {
 		info, _ := os.Stat(name)
-		s.waitFor(info)
+		s.waitFor(info, name)
 	}
 	s.writes++
 	s.settle.written(ReasonWrite, s.caps.closes)
 }
 
-// waitFor notes the file a wait for writers begins for (nil: not known).
-func (s *session) waitFor(info fs.FileInfo) {
-	s.writing, s.restat, s.writingSeen = info, false, s.writes
+// waitFor notes the file a wait for writers begins for (nil: not known),
+// and the name it was found under ("": not known).
+func (s *session) waitFor(info fs.FileInfo, name string) {
+	s.writing, s.writingName, s.restat, s.writingSeen = info, name, false, s.writes
+}
+
+// readName is the name the last resolution found the file under, for a
+// wait begun on what a read after it found: "" for a set, or no file.
+func (s *session) readName() string {
+	if s.view.chain == nil || len(s.view.files) != 1 {
+		return ""
+	}
+	return s.view.files[0]
 }
 
 // made decides how to read what was created where the path leads, not
@@ -527,11 +538,11 @@ func (s *session) made(name string) {
 		s.settle.swapSeen()
 		s.lookAgain = true
 	case info.Size() == 0 && s.caps.closes:
-		s.waitFor(info)
+		s.waitFor(info, name)
 		s.writes++
 		s.settle.emptyWhileOpen(ReasonWrite)
 	default:
-		s.waitFor(info)
+		s.waitFor(info, name)
 		s.writes++
 		s.settle.written(ReasonWrite, s.caps.closes)
 	}
@@ -767,7 +778,7 @@ func (s *session) look(why Reason, force bool) error {
 		// Without events, nothing says whether a writer is done: give it a
 		// window.
 		if !s.settle.blocksReads() {
-			s.waitFor(nil) // no event names the file written
+			s.waitFor(nil, "") // no event names the file written
 		}
 		s.settle.guess(why)
 	default:
@@ -818,12 +829,22 @@ func (s *session) want(path string) {
 
 // ledElsewhere reports whether the path, one file's, leads now to another
 // file than the one a wait for writers is for, or to none. Not known is not
-// elsewhere.
+// elsewhere. A file under another name than the one the wait's file was
+// found under is another file, even with its inode number: a file made
+// right after the wait's file was removed may be given the number just
+// freed (a link retargeted at a new file in another directory), and its
+// writer's events, under the old name, were taken for a file the path no
+// longer shows. (The same file under another name, a hard link, is judged
+// afresh too: a fresh read of a file written lately waits for its writer
+// as for one no event told of.)
 func (s *session) ledElsewhere() bool {
 	if s.view.chain == nil || s.writing == nil {
 		return false // a set's resolution names no file
 	}
-	return s.view.file == nil || !sameFile(s.writing, s.view.file)
+	if s.view.file == nil || !sameFile(s.writing, s.view.file) {
+		return true
+	}
+	return s.writingName != "" && s.readName() != s.writingName
 }
 
 // changedUnheard reports whether the file a wait for writers is for, by
@@ -1072,7 +1093,7 @@ func (s *session) offer(r reading, t trust, fresh bool) {
 	lately := func(d time.Duration) bool { return waits && r.err == nil && s.writtenWithin(&r.c, d) }
 	switch {
 	case t == heldOpen && doubted && r.err == nil:
-		s.waitFor(r.c.info)
+		s.waitFor(r.c.info, s.readName())
 		s.settle.emptyWhileOpen(r.why)
 		return
 	case (t == doubtful || t == heldOpen || (t == quieted || t == capped) && r.err == nil) && doubted:
@@ -1094,7 +1115,7 @@ func (s *session) offer(r reading, t trust, fresh bool) {
 		// nothing says one holds it open (a rename may have brought it, or
 		// a read before took its writer's close), and a close that never
 		// comes would hold it back for maxWriterWait.
-		s.waitFor(r.c.info)
+		s.waitFor(r.c.info, s.readName())
 		s.settle.resume(s.caps.closes && !doubted)
 		return
 	case (fresh || t == doubtful && !s.caps.closes && r.why != ReasonStart) && lately(s.writerPause()):
@@ -1134,7 +1155,7 @@ func (s *session) writerPause() time.Duration {
 // which an event showing a swap ends. info is the file it may be at work
 // on.
 func (s *session) awaitUnseenWriter(why Reason, info fs.FileInfo) {
-	s.waitFor(info)
+	s.waitFor(info, s.readName())
 	if s.caps.closes {
 		s.settle.written(why, true)
 		return
