@@ -512,10 +512,11 @@ func (s *session) waitFor(info fs.FileInfo, name string) {
 	s.writing, s.writingName, s.restat, s.writingSeen = info, name, false, s.writes
 }
 
-// readName is the name the last resolution found the file under, for a
-// wait begun on what a read after it found: "" for a set, or no file.
-func (s *session) readName() string {
-	if s.view.chain == nil || len(s.view.files) != 1 {
+// nameOf is the name the last resolution found info's file under: ""
+// for a set, no file, or another file (the path was retargeted between
+// the resolution and the read that found info).
+func (s *session) nameOf(info fs.FileInfo) string {
+	if s.view.chain == nil || len(s.view.files) != 1 || info == nil || s.view.file == nil || !sameFile(info, s.view.file) {
 		return ""
 	}
 	return s.view.files[0]
@@ -830,13 +831,12 @@ func (s *session) want(path string) {
 // ledElsewhere reports whether the path, one file's, leads now to another
 // file than the one a wait for writers is for, or to none. Not known is not
 // elsewhere. A file under another name than the one the wait's file was
-// found under is another file, even with its inode number: a file made
-// right after the wait's file was removed may be given the number just
-// freed (a link retargeted at a new file in another directory), and its
-// writer's events, under the old name, were taken for a file the path no
-// longer shows. (The same file under another name, a hard link, is judged
-// afresh too: a fresh read of a file written lately waits for its writer
-// as for one no event told of.)
+// found under, a name that no longer shows it, is another file, even with
+// its inode number: a file made right after the wait's file was removed
+// may be given the number just freed (a link retargeted at a new file in
+// another directory), and its writer's events, under the old name, were
+// taken for a file the path no longer shows. Where the old name still
+// shows the file, it is the same one under two names (a hard link).
 func (s *session) ledElsewhere() bool {
 	if s.view.chain == nil || s.writing == nil {
 		return false // a set's resolution names no file
@@ -844,7 +844,13 @@ func (s *session) ledElsewhere() bool {
 	if s.view.file == nil || !sameFile(s.writing, s.view.file) {
 		return true
 	}
-	return s.writingName != "" && s.readName() != s.writingName
+	if s.writingName == "" || s.nameOf(s.view.file) == s.writingName {
+		return false
+	}
+	// Another name: the awaited file under it still, if that name still
+	// shows it (a hard link made in the path's place).
+	was, err := os.Lstat(s.writingName)
+	return err != nil || !sameFile(was, s.view.file)
 }
 
 // changedUnheard reports whether the file a wait for writers is for, by
@@ -1093,7 +1099,7 @@ func (s *session) offer(r reading, t trust, fresh bool) {
 	lately := func(d time.Duration) bool { return waits && r.err == nil && s.writtenWithin(&r.c, d) }
 	switch {
 	case t == heldOpen && doubted && r.err == nil:
-		s.waitFor(r.c.info, s.readName())
+		s.waitFor(r.c.info, s.nameOf(r.c.info))
 		s.settle.emptyWhileOpen(r.why)
 		return
 	case (t == doubtful || t == heldOpen || (t == quieted || t == capped) && r.err == nil) && doubted:
@@ -1115,7 +1121,7 @@ func (s *session) offer(r reading, t trust, fresh bool) {
 		// nothing says one holds it open (a rename may have brought it, or
 		// a read before took its writer's close), and a close that never
 		// comes would hold it back for maxWriterWait.
-		s.waitFor(r.c.info, s.readName())
+		s.waitFor(r.c.info, s.nameOf(r.c.info))
 		s.settle.resume(s.caps.closes && !doubted)
 		return
 	case (fresh || t == doubtful && !s.caps.closes && r.why != ReasonStart) && lately(s.writerPause()):
@@ -1155,7 +1161,7 @@ func (s *session) writerPause() time.Duration {
 // which an event showing a swap ends. info is the file it may be at work
 // on.
 func (s *session) awaitUnseenWriter(why Reason, info fs.FileInfo) {
-	s.waitFor(info, s.readName())
+	s.waitFor(info, s.nameOf(info))
 	if s.caps.closes {
 		s.settle.written(why, true)
 		return

@@ -831,3 +831,101 @@ func TestAFileGivenTheAwaitedFilesInodeNumberEndsTheWait(t *testing.T) {
 		assert.Equal(t, []string{"v2\n"}, r.contents())
 	})
 }
+
+// hookSubject runs before, once, just before the next read: what changes
+// there changes between the resolution the read goes by and the read.
+type hookSubject struct {
+	subject
+	mu     sync.Mutex
+	before func()
+}
+
+func (h *hookSubject) read(why Reason, via *sight) reading {
+	h.mu.Lock()
+	fn := h.before
+	h.before = nil
+	h.mu.Unlock()
+	if fn != nil {
+		fn()
+	}
+	return h.subject.read(why, via)
+}
+
+func (h *hookSubject) set(fn func()) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.before = fn
+}
+
+// The link is retargeted between the resolution a wait's end reads by and
+// its read: the read finds the new file, created empty and held open by
+// its writer, and waits for its close. The name it notes for that wait is
+// not the one the resolution found, which is another file's: when the
+// link's IN_MOVED_TO then resolves to the new file under its own name, the
+// wait holds, and no empty file is delivered.
+func TestAWaitBegunOnAFileTheResolutionDidNotFindHolds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path, other := linkedLayout(t)
+		t1 := filepath.Join(other, "t1.yaml")
+		t2 := filepath.Join(other, "t2.yaml")
+		fs := &fakes{caps: linuxCaps}
+		f := Provider(path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet),
+			WithLogger(testLogger(t)), WithErrorCallbacks())
+		_, _ = f.ReadBytes()
+		hook := &hookSubject{subject: f.t.subj}
+		f.t.subj = hook
+		r := newRecorder(f)
+		require.NoError(t, f.Watch(r.cb))
+		defer shutdown(t, f)
+		synctest.Wait()
+		n := fs.last()
+
+		write(t, t1, "v1\nmore\n")
+		stamp(t, t1)
+		send(n, t1, opWrite)
+		synctest.Wait()
+		hook.set(func() {
+			write(t, t2, "") // created empty, its writer holds it open
+			stamp(t, t2)
+			retarget(t, path, t2)
+		})
+		advance(heldOpenWindow + testQuiet/10) // the wait's end reads: t2, empty
+		send(n, path, opCreate)                // IN_MOVED_TO of the link
+		advance(3 * testQuiet)
+		require.Empty(t, r.contents(), "an empty file held open by its writer was delivered")
+
+		finish(t, n, t2, "v2\n")
+		advance(3 * testQuiet)
+		assert.Equal(t, []string{"v2\n"}, r.contents())
+	})
+}
+
+// The link is replaced by a hard link of the file it led to while a writer
+// is at work on that file: the path leads to the same file under another
+// name, and the name the wait noted still shows it. The write under way is
+// not read half done.
+func TestAWaitHoldsForItsFileUnderAnotherName(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		a := filepath.Join(dir, "a.yaml")
+		path := filepath.Join(dir, "config.yaml")
+		write(t, a, "v1\n")
+		require.NoError(t, os.Symlink("a.yaml", path))
+		r, n := watchedOnLinux(t, path)
+
+		write(t, a, "v2: half")
+		stamp(t, a)
+		send(n, a, opWrite)
+		synctest.Wait()
+		tmp := filepath.Join(dir, "tmp")
+		require.NoError(t, os.Link(a, tmp))
+		require.NoError(t, os.Rename(tmp, path))
+		send(n, path, opCreate) // IN_MOVED_TO
+		synctest.Wait()
+		require.Empty(t, r.contents(), "read half written")
+
+		finish(t, n, path, "v2: half and the rest\n")
+		advance(3 * testQuiet)
+		assert.Equal(t, []string{"v2: half and the rest\n"}, r.contents())
+	})
+}
