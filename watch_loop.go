@@ -70,7 +70,7 @@ type session struct {
 
 	writes       int             // in-place writes seen, counted to tell whether a writer began
 	writing      fs.FileInfo     // the file a wait for writers is for; nil if not known
-	writingName  string          // the name writing was found under, symlink-free; "" if not known
+	writingBorn  time.Time       // when writing was made, if known: see ledElsewhere
 	writingSeen  int             // writes seen when writing was taken: see changedUnheard
 	restat       bool            // the path may lead elsewhere since writing was taken: the next write says which file is written
 	watchesGone  int             // directory watches the kernel dropped, counted to tell whether a read came through one
@@ -507,9 +507,12 @@ func (s *session) written(name string) {
 }
 
 // waitFor notes the file a wait for writers begins for (nil: not known),
-// and the name it was found under ("": not known).
+// and when it was made, from the name it was found under ("": not known).
 func (s *session) waitFor(info fs.FileInfo, name string) {
-	s.writing, s.writingName, s.restat, s.writingSeen = info, name, false, s.writes
+	s.writing, s.writingBorn, s.restat, s.writingSeen = info, time.Time{}, false, s.writes
+	if info != nil && name != "" {
+		s.writingBorn, _ = s.t.opts.birth(name, info)
+	}
 }
 
 // nameOf is the name the last resolution found info's file under: ""
@@ -830,13 +833,15 @@ func (s *session) want(path string) {
 
 // ledElsewhere reports whether the path, one file's, leads now to another
 // file than the one a wait for writers is for, or to none. Not known is not
-// elsewhere. A file under another name than the one the wait's file was
-// found under, a name that no longer shows it, is another file, even with
-// its inode number: a file made right after the wait's file was removed
-// may be given the number just freed (a link retargeted at a new file in
-// another directory), and its writer's events, under the old name, were
-// taken for a file the path no longer shows. Where the old name still
-// shows the file, it is the same one under two names (a hard link).
+// elsewhere. A file with the awaited file's device and inode number is
+// another still if it was made later: a file made right after the
+// awaited one was removed may be given the number just freed (ext4 does: a
+// link retargeted at a new file in another directory), and the awaited
+// writer's events, taken after that, were rightly judged to be of a file
+// the path no longer shows. Names cannot tell: the same file may be
+// reached under another name (a hard link, a release directory copied
+// with links), its old name gone. Where the filesystem does not record
+// births, the number alone decides.
 func (s *session) ledElsewhere() bool {
 	if s.view.chain == nil || s.writing == nil {
 		return false // a set's resolution names no file
@@ -844,13 +849,11 @@ func (s *session) ledElsewhere() bool {
 	if s.view.file == nil || !sameFile(s.writing, s.view.file) {
 		return true
 	}
-	if s.writingName == "" || s.nameOf(s.view.file) == s.writingName {
+	if s.writingBorn.IsZero() || len(s.view.files) != 1 {
 		return false
 	}
-	// Another name: the awaited file under it still, if that name still
-	// shows it (a hard link made in the path's place).
-	was, err := os.Lstat(s.writingName)
-	return err != nil || !sameFile(was, s.view.file)
+	born, ok := s.t.opts.birth(s.view.files[0], s.view.file)
+	return ok && !born.Equal(s.writingBorn)
 }
 
 // changedUnheard reports whether the file a wait for writers is for, by

@@ -2,6 +2,7 @@ package file
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -799,7 +800,8 @@ func TestAFileRenamedOverBeforeTheFirstReadIsReadOnce(t *testing.T) {
 // path no longer shows; the file it shows has the awaited inode number, but
 // another name: it is another file, read as one written where no watch saw
 // it, not held for a close that will never come (maxWriterWait). A hard
-// link stands in for the reused number here.
+// link stands in for the reused number here, and each name is given a
+// birth of its own, as the two files would have.
 func TestAFileGivenTheAwaitedFilesInodeNumberEndsTheWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()
@@ -808,7 +810,17 @@ func TestAFileGivenTheAwaitedFilesInodeNumberEndsTheWait(t *testing.T) {
 		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 		require.NoError(t, os.MkdirAll(other, 0o755))
 		write(t, path, "v1\n")
-		r, n := watchedOnLinux(t, path)
+		var mu sync.Mutex
+		births := map[string]time.Time{}
+		birth := func(p string, _ fs.FileInfo) (time.Time, bool) {
+			mu.Lock()
+			defer mu.Unlock()
+			if _, ok := births[p]; !ok {
+				births[p] = time.Now().Add(time.Duration(len(births)) * time.Second)
+			}
+			return births[p], true
+		}
+		r, n := watchedOnLinux(t, path, withBirth(birth))
 
 		require.NoError(t, os.Remove(path))
 		send(n, path, opRemove)
@@ -902,7 +914,7 @@ func TestAWaitBegunOnAFileTheResolutionDidNotFindHolds(t *testing.T) {
 
 // The link is replaced by a hard link of the file it led to while a writer
 // is at work on that file: the path leads to the same file under another
-// name, and the name the wait noted still shows it. The write under way is
+// name, and the name the wait began under still shows it. The write under way is
 // not read half done.
 func TestAWaitHoldsForItsFileUnderAnotherName(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -925,6 +937,177 @@ func TestAWaitHoldsForItsFileUnderAnotherName(t *testing.T) {
 		require.Empty(t, r.contents(), "read half written")
 
 		finish(t, n, path, "v2: half and the rest\n")
+		advance(3 * testQuiet)
+		assert.Equal(t, []string{"v2: half and the rest\n"}, r.contents())
+	})
+}
+
+// The file a writer is at work on is renamed over the link that led to it
+// (mv a.yaml config.yaml): the path leads to the same file, still written,
+// under another name; the name the wait began under shows nothing now.
+func TestAWaitHoldsForItsFileRenamedOverThePath(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		a := filepath.Join(dir, "a.yaml")
+		path := filepath.Join(dir, "config.yaml")
+		write(t, a, "v1\n")
+		require.NoError(t, os.Symlink("a.yaml", path))
+		r, n := watchedOnLinux(t, path)
+
+		write(t, a, "v2: half")
+		stamp(t, a)
+		send(n, a, opWrite)
+		synctest.Wait()
+		require.NoError(t, os.Rename(a, path))
+		send(n, a, opRemove)    // IN_MOVED_FROM
+		send(n, path, opCreate) // IN_MOVED_TO
+		synctest.Wait()
+		require.Empty(t, r.contents(), "read half written")
+
+		finish(t, n, path, "v2: half and the rest\n")
+		advance(3 * testQuiet)
+		assert.Equal(t, []string{"v2: half and the rest\n"}, r.contents())
+	})
+}
+
+// A directory on the way is renamed, and the link to it retargeted at its
+// new name (mv r1 r2; ln -sfn r2 cur), while a writer is at work on the
+// file in it: the same file, under another name.
+func TestAWaitHoldsForItsFileWhoseDirectoryWasRenamed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		r1 := filepath.Join(dir, "r1")
+		r2 := filepath.Join(dir, "r2")
+		require.NoError(t, os.Mkdir(r1, 0o755))
+		write(t, filepath.Join(r1, "config.yaml"), "v1\n")
+		cur := filepath.Join(dir, "cur")
+		require.NoError(t, os.Symlink("r1", cur))
+		path := filepath.Join(cur, "config.yaml")
+		r, n := watchedOnLinux(t, path)
+
+		f1 := filepath.Join(r1, "config.yaml")
+		write(t, f1, "v2: half")
+		stamp(t, f1)
+		send(n, f1, opWrite)
+		synctest.Wait()
+		require.NoError(t, os.Rename(r1, r2))
+		send(n, r1, opRemove) // IN_MOVED_FROM on dir
+		send(n, r2, opCreate) // IN_MOVED_TO on dir
+		retarget(t, cur, r2)
+		send(n, cur, opCreate) // IN_MOVED_TO of the link
+		synctest.Wait()
+		require.Empty(t, r.contents(), "read half written")
+
+		finish(t, n, filepath.Join(r2, "config.yaml"), "v2: half and the rest\n")
+		advance(3 * testQuiet)
+		assert.Equal(t, []string{"v2: half and the rest\n"}, r.contents())
+	})
+}
+
+// The link is replaced by a hard link of the file it led to while a writer
+// is at work on that file (as in TestAWaitHoldsForItsFileUnderAnotherName),
+// then the file's old name is removed: the path leads to the same file,
+// still written; the name the wait began under shows nothing now.
+func TestAWaitHoldsForItsFileOnceItsOldNameIsRemoved(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		a := filepath.Join(dir, "a.yaml")
+		path := filepath.Join(dir, "config.yaml")
+		write(t, a, "v1\n")
+		require.NoError(t, os.Symlink("a.yaml", path))
+		r, n := watchedOnLinux(t, path)
+
+		write(t, a, "v2: half")
+		stamp(t, a)
+		send(n, a, opWrite)
+		synctest.Wait()
+		tmp := filepath.Join(dir, "tmp")
+		require.NoError(t, os.Link(a, tmp))
+		require.NoError(t, os.Rename(tmp, path))
+		send(n, path, opCreate) // IN_MOVED_TO
+		synctest.Wait()
+		require.Empty(t, r.contents(), "read half written")
+
+		require.NoError(t, os.Remove(a))
+		send(n, a, opRemove)    // IN_DELETE on the directory
+		send(n, path, opAttrib) // the file's own watch: its link count
+		synctest.Wait()
+		require.Empty(t, r.contents(), "read half written")
+
+		finish(t, n, path, "v2: half and the rest\n")
+		advance(3 * testQuiet)
+		assert.Equal(t, []string{"v2: half and the rest\n"}, r.contents())
+	})
+}
+
+// The same, with the old name made again as a new file.
+func TestAWaitHoldsForItsFileOnceItsOldNameIsAnotherFile(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		a := filepath.Join(dir, "a.yaml")
+		path := filepath.Join(dir, "config.yaml")
+		write(t, a, "v1\n")
+		require.NoError(t, os.Symlink("a.yaml", path))
+		r, n := watchedOnLinux(t, path)
+
+		write(t, a, "v2: half")
+		stamp(t, a)
+		send(n, a, opWrite)
+		synctest.Wait()
+		tmp := filepath.Join(dir, "tmp")
+		require.NoError(t, os.Link(a, tmp))
+		require.NoError(t, os.Rename(tmp, path))
+		send(n, path, opCreate) // IN_MOVED_TO
+		synctest.Wait()
+		require.Empty(t, r.contents(), "read half written")
+
+		replace(t, a, "other\n")
+		send(n, a, opCreate)    // IN_MOVED_TO on the directory
+		send(n, path, opAttrib) // the file's own watch: its link count
+		synctest.Wait()
+		require.Empty(t, r.contents(), "read half written")
+
+		finish(t, n, path, "v2: half and the rest\n")
+		advance(3 * testQuiet)
+		assert.Equal(t, []string{"v2: half and the rest\n"}, r.contents())
+	})
+}
+
+// Releases as hard-linked copies (cp -al r1 r2; ln -sfn r2 cur; rm -rf r1)
+// while a writer is at work on the live file in place: the path leads to
+// the same file, still written, under r2; r1's name shows nothing now.
+func TestAWaitHoldsThroughAHardLinkedRelease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		r1 := filepath.Join(dir, "r1")
+		r2 := filepath.Join(dir, "r2")
+		require.NoError(t, os.Mkdir(r1, 0o755))
+		f1 := filepath.Join(r1, "config.yaml")
+		f2 := filepath.Join(r2, "config.yaml")
+		write(t, f1, "v1\n")
+		cur := filepath.Join(dir, "cur")
+		require.NoError(t, os.Symlink("r1", cur))
+		path := filepath.Join(cur, "config.yaml")
+		r, n := watchedOnLinux(t, path)
+
+		write(t, f1, "v2: half")
+		stamp(t, f1)
+		send(n, f1, opWrite)
+		synctest.Wait()
+		require.NoError(t, os.Mkdir(r2, 0o755))
+		require.NoError(t, os.Link(f1, f2))
+		retarget(t, cur, r2)
+		send(n, cur, opCreate) // IN_MOVED_TO of the link
+		synctest.Wait()
+		require.Empty(t, r.contents(), "read half written")
+
+		require.NoError(t, os.Remove(f1))
+		require.NoError(t, os.Remove(r1))
+		send(n, f2, opAttrib) // the file's own watch: its link count
+		synctest.Wait()
+		require.Empty(t, r.contents(), "read half written")
+
+		finish(t, n, f2, "v2: half and the rest\n")
 		advance(3 * testQuiet)
 		assert.Equal(t, []string{"v2: half and the rest\n"}, r.contents())
 	})
