@@ -1,7 +1,6 @@
 package file
 
 import (
-	"io/fs"
 	"log/slog"
 	"time"
 
@@ -52,7 +51,6 @@ type options struct {
 	contentHash    bool // Stats and the log show the content's SHA-256
 	newNotifier    func() (notifier, error)
 	fsType         func(path string) (name string, noEvents bool)
-	birth          func(path string, info fs.FileInfo) (time.Time, bool)
 	mountInfo      string // the mount table to look for a subPath mount in; "" not to
 }
 
@@ -65,7 +63,6 @@ func newOptions(opts []Option) options {
 		maxSize:     defaultMaxSize,
 		newNotifier: processHub.subscribe,
 		fsType:      fsinfo.Type,
-		birth:       birthOf,
 		mountInfo:   mountinfo.Path,
 	}
 	for _, opt := range opts {
@@ -188,12 +185,6 @@ func WithContentHash() Option {
 // failures.
 func withNotifier(newNotifier func() (notifier, error)) Option {
 	return func(o *options) { o.newNotifier = newNotifier }
-}
-
-// withBirth replaces the probe of a file's birth; tests use it to play an
-// inode number given again.
-func withBirth(birth func(path string, info fs.FileInfo) (time.Time, bool)) Option {
-	return func(o *options) { o.birth = birth }
 }
 
 // withFSType replaces the filesystem-type probe; tests use it to play NFS.

@@ -70,7 +70,6 @@ type session struct {
 
 	writes       int             // in-place writes seen, counted to tell whether a writer began
 	writing      fs.FileInfo     // the file a wait for writers is for; nil if not known
-	writingBorn  time.Time       // when writing was made, if known: see ledElsewhere
 	writingSeen  int             // writes seen when writing was taken: see changedUnheard
 	restat       bool            // the path may lead elsewhere since writing was taken: the next write says which file is written
 	watchesGone  int             // directory watches the kernel dropped, counted to tell whether a read came through one
@@ -500,29 +499,15 @@ func (s *session) written(name string) {
 	}
 	if s.writing == nil || s.restat || !s.settle.blocksReads() {
 		info, _ := os.Stat(name)
-		s.waitFor(info, name)
+		s.waitFor(info)
 	}
 	s.writes++
 	s.settle.written(ReasonWrite, s.caps.closes)
 }
 
-// waitFor notes the file a wait for writers begins for (nil: not known),
-// and when it was made, from the name it was found under ("": not known).
-func (s *session) waitFor(info fs.FileInfo, name string) {
-	s.writing, s.writingBorn, s.restat, s.writingSeen = info, time.Time{}, false, s.writes
-	if info != nil && name != "" {
-		s.writingBorn, _ = s.t.opts.birth(name, info)
-	}
-}
-
-// nameOf is the name the last resolution found info's file under: ""
-// for a set, no file, or another file (the path was retargeted between
-// the resolution and the read that found info).
-func (s *session) nameOf(info fs.FileInfo) string {
-	if s.view.chain == nil || len(s.view.files) != 1 || info == nil || s.view.file == nil || !sameFile(info, s.view.file) {
-		return ""
-	}
-	return s.view.files[0]
+// waitFor notes the file a wait for writers begins for (nil: not known).
+func (s *session) waitFor(info fs.FileInfo) {
+	s.writing, s.restat, s.writingSeen = info, false, s.writes
 }
 
 // made decides how to read what was created where the path leads, not
@@ -542,11 +527,11 @@ func (s *session) made(name string) {
 		s.settle.swapSeen()
 		s.lookAgain = true
 	case info.Size() == 0 && s.caps.closes:
-		s.waitFor(info, name)
+		s.waitFor(info)
 		s.writes++
 		s.settle.emptyWhileOpen(ReasonWrite)
 	default:
-		s.waitFor(info, name)
+		s.waitFor(info)
 		s.writes++
 		s.settle.written(ReasonWrite, s.caps.closes)
 	}
@@ -782,7 +767,7 @@ func (s *session) look(why Reason, force bool) error {
 		// Without events, nothing says whether a writer is done: give it a
 		// window.
 		if !s.settle.blocksReads() {
-			s.waitFor(nil, "") // no event names the file written
+			s.waitFor(nil) // no event names the file written
 		}
 		s.settle.guess(why)
 	default:
@@ -833,27 +818,12 @@ func (s *session) want(path string) {
 
 // ledElsewhere reports whether the path, one file's, leads now to another
 // file than the one a wait for writers is for, or to none. Not known is not
-// elsewhere. A file with the awaited file's device and inode number is
-// another still if it was made later: a file made right after the
-// awaited one was removed may be given the number just freed (ext4 does: a
-// link retargeted at a new file in another directory), and the awaited
-// writer's events, taken after that, were rightly judged to be of a file
-// the path no longer shows. Names cannot tell: the same file may be
-// reached under another name (a hard link, a release directory copied
-// with links), its old name gone. Where the filesystem does not record
-// births, the number alone decides.
+// elsewhere.
 func (s *session) ledElsewhere() bool {
 	if s.view.chain == nil || s.writing == nil {
 		return false // a set's resolution names no file
 	}
-	if s.view.file == nil || !sameFile(s.writing, s.view.file) {
-		return true
-	}
-	if s.writingBorn.IsZero() || len(s.view.files) != 1 {
-		return false
-	}
-	born, ok := s.t.opts.birth(s.view.files[0], s.view.file)
-	return ok && !born.Equal(s.writingBorn)
+	return s.view.file == nil || !sameFile(s.writing, s.view.file)
 }
 
 // changedUnheard reports whether the file a wait for writers is for, by
@@ -1102,7 +1072,7 @@ func (s *session) offer(r reading, t trust, fresh bool) {
 	lately := func(d time.Duration) bool { return waits && r.err == nil && s.writtenWithin(&r.c, d) }
 	switch {
 	case t == heldOpen && doubted && r.err == nil:
-		s.waitFor(r.c.info, s.nameOf(r.c.info))
+		s.waitFor(r.c.info)
 		s.settle.emptyWhileOpen(r.why)
 		return
 	case (t == doubtful || t == heldOpen || (t == quieted || t == capped) && r.err == nil) && doubted:
@@ -1124,7 +1094,7 @@ func (s *session) offer(r reading, t trust, fresh bool) {
 		// nothing says one holds it open (a rename may have brought it, or
 		// a read before took its writer's close), and a close that never
 		// comes would hold it back for maxWriterWait.
-		s.waitFor(r.c.info, s.nameOf(r.c.info))
+		s.waitFor(r.c.info)
 		s.settle.resume(s.caps.closes && !doubted)
 		return
 	case (fresh || t == doubtful && !s.caps.closes && r.why != ReasonStart) && lately(s.writerPause()):
@@ -1164,7 +1134,7 @@ func (s *session) writerPause() time.Duration {
 // which an event showing a swap ends. info is the file it may be at work
 // on.
 func (s *session) awaitUnseenWriter(why Reason, info fs.FileInfo) {
-	s.waitFor(info, s.nameOf(info))
+	s.waitFor(info)
 	if s.caps.closes {
 		s.settle.written(why, true)
 		return

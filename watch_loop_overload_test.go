@@ -2,7 +2,6 @@ package file
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -790,57 +789,6 @@ func TestAFileRenamedOverBeforeTheFirstReadIsReadOnce(t *testing.T) {
 		advance(3 * testQuiet)
 		assert.Equal(t, []string{"v2\n"}, r.contents())
 		assert.Equal(t, before, counted.reads.Load(), "reads after the first settled")
-	})
-}
-
-// A file created empty, whose writer's close the session waits for, is
-// removed, and the path made a link to a new file in another directory,
-// which the kernel gives the inode number just freed (ext4 does, at once).
-// The first file's write and close, taken after that, are of a file the
-// path no longer shows; the file it shows has the awaited inode number, but
-// another name: it is another file, read as one written where no watch saw
-// it, not held for a close that will never come (maxWriterWait). A hard
-// link stands in for the reused number here, and each name is given a
-// birth of its own, as the two files would have.
-func TestAFileGivenTheAwaitedFilesInodeNumberEndsTheWait(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		dir := t.TempDir()
-		path := filepath.Join(dir, "vol", "config.yaml")
-		other := filepath.Join(dir, "other")
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.MkdirAll(other, 0o755))
-		write(t, path, "v1\n")
-		var mu sync.Mutex
-		births := map[string]time.Time{}
-		birth := func(p string, _ fs.FileInfo) (time.Time, bool) {
-			mu.Lock()
-			defer mu.Unlock()
-			if _, ok := births[p]; !ok {
-				births[p] = time.Now().Add(time.Duration(len(births)) * time.Second)
-			}
-			return births[p], true
-		}
-		r, n := watchedOnLinux(t, path, withBirth(birth))
-
-		require.NoError(t, os.Remove(path))
-		send(n, path, opRemove)
-		advance(2 * testQuiet) // the path resolved with no file
-		write(t, path, "")     // made again: created empty, its writer at work
-		send(n, path, opCreate|opMade)
-		synctest.Wait()
-		require.Empty(t, r.contents(), "an empty file held open is awaited")
-
-		t2 := filepath.Join(other, "t2.yaml")
-		require.NoError(t, os.Link(path, t2)) // the number the kernel may give again
-		require.NoError(t, os.Remove(path))
-		write(t, t2, "v2\n")
-		retarget(t, path, t2)
-		send(n, path, opWrite) // the first file's, queued before its removal
-		send(n, path, opClose)
-		send(n, path, opRemove)
-		send(n, path, opCreate) // IN_MOVED_TO of the link
-		advance(3 * testQuiet)
-		assert.Equal(t, []string{"v2\n"}, r.contents())
 	})
 }
 
