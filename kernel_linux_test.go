@@ -287,23 +287,11 @@ func TestADirectoryRenamedOntoAWatchedNameServesItsNewWatcher(t *testing.T) {
 // Debian's /etc/ssl/private at 0710) cannot be watched: the provider
 // watches the file itself instead, and stays on events rather than polling.
 func TestAFileInADirectoryThatCannotBeListedIsWatchedByItself(t *testing.T) {
-	const envDir = "KEEPWATCH_PRIVATE_DIR"
-	if !inChild(t) {
-		base := t.TempDir()
-		require.NoError(t, os.Chmod(filepath.Dir(base), 0o755))
-		require.NoError(t, os.Chmod(base, 0o755))
-		dir := filepath.Join(base, "private")
-		require.NoError(t, os.Mkdir(dir, 0o731))
-		require.NoError(t, os.Chmod(dir, 0o731))
-		require.NoError(t, os.Chown(dir, 0, 65534)) // group nogroup: may enter and write, not list
-		path := filepath.Join(dir, "key.pem")
-		write(t, path, "v1\n")
-		require.NoError(t, os.Chmod(path, 0o666))
-		asNobody(t, envDir+"="+dir)
+	path, child := inUnlistableDirAsNobody(t)
+	if !child {
 		return
 	}
-	dir := os.Getenv(envDir)
-	path := filepath.Join(dir, "key.pem")
+	dir := filepath.Dir(path)
 	_, err := os.ReadDir(dir)
 	require.ErrorIs(t, err, os.ErrPermission, "the directory cannot be listed")
 	f, r := watchedByEvents(t, path)
@@ -435,4 +423,29 @@ func TestAVolumeMadeAgainIsReadOnTheEventsOfItsMaking(t *testing.T) {
 		r.logDelay(t, "volume made again", start)
 	}
 	assert.Len(t, r.contents(), 3, "each volume once: %s", r)
+}
+
+// inUnlistableDirAsNobody runs the test again as nobody, in a child, on
+// dir/key.pem ("v1\n", writable by all) in a directory nobody may enter and
+// write but not list (mode 0731, group nogroup; like Debian's
+// /etc/ssl/private at 0710). It returns the file's path in the child, and
+// false in the parent, which has nothing more to do.
+func inUnlistableDirAsNobody(t *testing.T) (path string, child bool) {
+	t.Helper()
+	const envDir = "KEEPWATCH_PRIVATE_DIR"
+	if inChild(t) {
+		return filepath.Join(os.Getenv(envDir), "key.pem"), true
+	}
+	base := t.TempDir()
+	require.NoError(t, os.Chmod(filepath.Dir(base), 0o755))
+	require.NoError(t, os.Chmod(base, 0o755))
+	dir := filepath.Join(base, "private")
+	require.NoError(t, os.Mkdir(dir, 0o731))
+	require.NoError(t, os.Chmod(dir, 0o731))
+	require.NoError(t, os.Chown(dir, 0, 65534)) // group nogroup: may enter and write, not list
+	path = filepath.Join(dir, "key.pem")
+	write(t, path, "v1\n")
+	require.NoError(t, os.Chmod(path, 0o666))
+	asNobody(t, envDir+"="+dir)
+	return "", false
 }

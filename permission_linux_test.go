@@ -190,23 +190,11 @@ func (s *renamedOverAtFirstRead) read(why Reason, via *sight) reading {
 // the read that starts the watch: the file renamed in is delivered, and so
 // are its writes, through a watch of its own.
 func TestAFileRenamedOverInAnUnlistableDirectoryBeforeTheFirstReadIsWatched(t *testing.T) {
-	const envDir = "KEEPWATCH_PRIVATE_DIR"
-	if !inChild(t) {
-		base := t.TempDir()
-		require.NoError(t, os.Chmod(filepath.Dir(base), 0o755))
-		require.NoError(t, os.Chmod(base, 0o755))
-		dir := filepath.Join(base, "private")
-		require.NoError(t, os.Mkdir(dir, 0o731))
-		require.NoError(t, os.Chmod(dir, 0o731))
-		require.NoError(t, os.Chown(dir, 0, 65534))
-		path := filepath.Join(dir, "key.pem")
-		write(t, path, "v1\n")
-		require.NoError(t, os.Chmod(path, 0o666))
-		asNobody(t, envDir+"="+dir)
+	path, child := inUnlistableDirAsNobody(t)
+	if !child {
 		return
 	}
-	dir := os.Getenv(envDir)
-	path := filepath.Join(dir, "key.pem")
+	dir := filepath.Dir(path)
 	f := Provider(path, WithLogger(testLogger(t)), WithErrorCallbacks(), WithRecheckInterval(0))
 	_, _ = f.ReadBytes()
 	f.t.subj = &renamedOverAtFirstRead{subject: f.t.subj, do: func() {
