@@ -64,9 +64,11 @@ type Config struct {
 	// OnError, if set, is told of each failed reload after Start (Load
 	// failed or Validate rejected, and the config in force stayed), and of
 	// each problem a watched provider calls back with. It is in addition
-	// to the log, not instead of it: use it to count, alert or fail a
-	// readiness check, and set Logger to change how failures are logged.
-	// A failed Start is not told to it: Start returns the error.
+	// to the log, not instead of it: use it to count or alert, and set
+	// Logger to change how failures are logged. Do not fail readiness on
+	// it: a bad push reaches every replica at once, and the config in
+	// force still serves (see Ready). A failed Start is not told to it:
+	// Start returns the error.
 	OnError func(err error)
 
 	// Conf configures each koanf instance Load builds into; the zero value
@@ -78,15 +80,47 @@ type Config struct {
 	// the time of each record.
 	Logger *slog.Logger
 
+	// IdentityKey, if set, makes Stats.Identity an HMAC-SHA256 of the
+	// config in force under this key, which the replicas of a service
+	// share (read from a Secret they all mount): replicas that run the
+	// same config show the same Identity, and nobody without the key can
+	// test a guess at the config from it. At least MinIdentityKeySize
+	// bytes, or Start fails. See the package documentation.
+	IdentityKey []byte
+
+	// PlainIdentity, if set and IdentityKey is not, makes Stats.Identity
+	// the plain SHA-256 of the config in force. Anyone who can read it can
+	// test guesses at the config: never on one that holds a secret.
+	PlainIdentity bool
+
 	e engine[*koanf.Koanf]
 }
 
 // Start loads the config, and publishes it if it validates; then it
 // watches everything in Watch. It returns the error of the first load,
 // naming the config: the service has no good config to run on then, and
-// nothing is watched.
-func (c *Config) Start() error {
-	return c.e.start(spec[*koanf.Koanf]{
+// nothing is watched. Start may be called again after it failed; its
+// failures are not counted as Rejected. To wait for files that are not
+// there yet, use StartWait.
+func (c *Config) Start() error { return c.e.start(c.spec()) }
+
+// StartWait is Start for a config whose files may not be there yet (an
+// init container or a sidecar writes them): it watches everything in
+// Watch first, then loads, and loads again on each change they tell of
+// (and every two seconds at most, for what no watch tells of) until a
+// config validates and is published, or ctx is done. Each reason it waits
+// is logged once, at WARN; Ready and Stats tell the last attempt's error
+// meanwhile, and its attempts are not counted as Rejected.
+//
+// It returns nil once the config is published, and then watches as Start
+// does. When ctx is done first, it stops watching and returns the last
+// attempt's error, wrapping ctx's too (errors.Is(err,
+// context.DeadlineExceeded)); StartWait or Start may be called again.
+// Close makes it return.
+func (c *Config) StartWait(ctx context.Context) error { return c.e.startWait(ctx, c.spec()) }
+
+func (c *Config) spec() spec[*koanf.Koanf] {
+	return spec[*koanf.Koanf]{
 		name:     c.Name,
 		kind:     "live.Config",
 		load:     c.Load,
@@ -96,7 +130,8 @@ func (c *Config) Start() error {
 		onError:  c.OnError,
 		conf:     c.Conf,
 		logger:   c.Logger,
-	})
+		identity: identity{key: c.IdentityKey, plain: c.PlainIdentity},
+	}
 }
 
 // Koanf returns the config in force: a whole one, never one being loaded,
@@ -123,8 +158,16 @@ func (c *Config) Subscribe(fn func(old, new *koanf.Koanf)) (cancel func()) {
 	return c.e.subscribe(fn)
 }
 
-// Stats returns a snapshot of what the config has done.
+// Stats returns a snapshot of what the config has done. It never waits for
+// a reload under way.
 func (c *Config) Stats() Stats { return c.e.snapshotStats() }
+
+// Ready returns nil once a good config is in force, and from then on, a
+// rejected push included: the config in force serves on. Before, it
+// returns an error that matches ErrNotReady and wraps the last attempt's
+// error. It is a readiness check (func() error); ReadyHandler serves it
+// over HTTP.
+func (c *Config) Ready() error { return ready(c.e.snapshotStats()) }
 
 // Close stops watching; the config in force stays readable. It does not
 // wait for a reload under way: Shutdown does.

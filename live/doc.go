@@ -46,13 +46,41 @@
 // that file in its errors, a parse error's included.
 //
 // OnError is told in addition to the log, never instead of it, whether or
-// not it is set: it is the hook to count, alert or fail a readiness check.
-// An application that logs in OnError logs each failure twice; to have the
-// records in its own format, it sets Logger instead. A failed Start is
-// neither logged nor told to OnError: Start returns the error, naming the
-// config, and the caller decides (usually to exit). A problem a watched
-// provider calls back with is told to OnError; it is logged here only if
-// the provider is not one of keepwatch's, which log their own.
+// not it is set: it is the hook to count or alert. An application that
+// logs in OnError logs each failure twice; to have the records in its own
+// format, it sets Logger instead. A failed Start is neither logged nor
+// told to OnError: Start returns the error, naming the config, and the
+// caller decides (usually to exit, or to try Start again). A problem a
+// watched provider calls back with is told to OnError; it is logged here
+// only if the provider is not one of keepwatch's, which log their own.
+//
+// # Start-up and readiness
+//
+// Start fails if the first load fails. StartWait waits instead, for a
+// config whose files are not there yet (an init container or a sidecar
+// writes them): it watches first, loads on each change the watches tell
+// of, and returns once a config is published or its context is done. Ready
+// (a func() error) and ReadyHandler (an http.Handler for /readyz) say
+// whether a good config is in force. A rejected push does not make a
+// config unready: it reaches every replica at once, so failing readiness
+// on it would take the whole Service down while the last good config
+// still serves. Neither Start's retries nor StartWait's count as Rejected.
+//
+// # Comparing replicas
+//
+// Stats.Identity identifies the config in force across processes, for a
+// fleet's metrics to tell whether every replica runs the same config. With
+// IdentityKey, a key the replicas share (from a Secret they all mount), it
+// is an HMAC-SHA256 of [Canonical]: the JSON of the config in force, its
+// keys sorted. It is the config published, not the file last read: after a
+// rejected push it stays that of the config that serves. It hashes what
+// the config holds, not the files, so comments, key order and the node's
+// kubelet generation do not change it, and it is the same across restarts.
+// Everything Load put in the config counts, environment variables and
+// flags included: a value of one pod's own (its name) makes its Identity
+// its own. Without IdentityKey there is no Identity; PlainIdentity asks
+// for the plain SHA-256 instead, which lets anyone who can read it test
+// guesses at the config, so never on one that holds a secret.
 //
 // A config with nothing in Watch is legitimate (one that only env or flags
 // feed, reloaded on SIGHUP through Reload), but more often Watch was

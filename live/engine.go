@@ -37,9 +37,14 @@ type engine[T any] struct {
 	label   string     // names the config in errors and logs: its name, or the paths it watches
 	attrs   []slog.Attr
 	subs    []*subscriber[T] // in the order they subscribed
-	stats   Stats
-	failing bool // the last reload failed
+	failing bool             // the last reload failed
 	state   state
+	wake    chan struct{} // while starting: a watched provider called back; holds one, so calls coalesce
+
+	// Stats have a lock of their own, never held for long, so that a
+	// readiness probe or a metrics scrape never waits for a reload.
+	statsMu sync.Mutex
+	stats   Stats
 }
 
 // snapshot is one publication: the koanf instance and the value built from
@@ -60,6 +65,15 @@ type spec[T any] struct {
 	onError  func(err error) // nil: nobody is told
 	conf     koanf.Conf
 	logger   *slog.Logger // nil: slog.Default at each record
+	identity identity
+}
+
+// check tells what is wrong with the owner's fields, if anything.
+func (s *spec[T]) check() error {
+	if s.load == nil {
+		return errNoLoad
+	}
+	return s.identity.check()
 }
 
 type subscriber[T any] struct{ fn func(old, new T) }
@@ -67,7 +81,8 @@ type subscriber[T any] struct{ fn func(old, new T) }
 type state uint8
 
 const (
-	stateNew state = iota
+	stateNew      state = iota
+	stateStarting       // StartWait waits for a good config
 	stateStarted
 	stateClosed
 )
@@ -83,16 +98,15 @@ const (
 // watches everything in s.watch. A failure leaves the engine new, so that
 // Start may be called again.
 func (e *engine[T]) start(s spec[T]) error {
-	if s.load == nil {
-		return errNoLoad
+	if err := s.check(); err != nil {
+		return err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.state != stateNew {
 		return errStarted
 	}
-	e.spec = s
-	e.name()
+	e.take(s)
 	if err := e.reloadLocked(reasonStart, ""); err != nil {
 		return err
 	}
@@ -109,6 +123,15 @@ func (e *engine[T]) start(s spec[T]) error {
 	}
 	e.state = stateStarted
 	return nil
+}
+
+// take takes the owner's fields for this start.
+func (e *engine[T]) take(s spec[T]) {
+	e.spec = s
+	e.name()
+	e.statsMu.Lock()
+	defer e.statsMu.Unlock()
+	e.stats.Name = e.label
 }
 
 // name sets the label and the attributes every record carries: the
@@ -150,10 +173,12 @@ func (e *engine[T]) callback(w Watcher) func(any, error) {
 		}
 		e.mu.Lock()
 		defer e.mu.Unlock()
-		if e.state != stateStarted {
-			return
+		switch e.state {
+		case stateStarting:
+			e.signal() // StartWait loads again
+		case stateStarted:
+			_ = e.reloadLocked(reasonChange, path)
 		}
-		_ = e.reloadLocked(reasonChange, path)
 	}
 }
 
@@ -166,7 +191,13 @@ func (e *engine[T]) problem(w Watcher, path string, err error) {
 		e.log(slog.LevelWarn, "keepwatch: a watched provider reports a problem",
 			slog.String("provider", fmt.Sprintf("%T", w)), slog.Any("error", err))
 	}
-	if e.spec.onError != nil {
+	e.mu.Lock()
+	starting := e.state == stateStarting
+	if starting {
+		e.signal() // its problem may be over by the next load
+	}
+	e.mu.Unlock()
+	if e.spec.onError != nil && !starting {
 		e.spec.onError(err)
 	}
 }
@@ -189,9 +220,14 @@ func (e *engine[T]) reloadLocked(reason, changed string) error {
 	if err != nil {
 		return e.rejectLocked(reason, changed, err)
 	}
+	id := e.spec.identity.of(next.k)
 	old := e.cur.Swap(next)
+	e.statsMu.Lock()
 	e.stats.Published++
 	e.stats.LastPublished = time.Now()
+	e.stats.LastSucceeded = true
+	e.stats.Identity = id
+	e.statsMu.Unlock()
 	switch {
 	case e.failing:
 		e.failing = false
@@ -239,11 +275,11 @@ func (e *engine[T]) build() (*snapshot[T], error) {
 }
 
 // rejectLocked records a failed reload. After Start, the snapshot in force
-// stays: the failure is logged and told to OnError. The first load's is
-// Start's error, for its caller alone.
+// stays: the failure is logged, counted as Rejected and told to OnError.
+// The first load's is Start's error, for its caller alone: Start may be
+// tried again, and its attempts count as no rejection.
 func (e *engine[T]) rejectLocked(reason, changed string, err error) error {
-	e.stats.Rejected++
-	e.stats.LastError, e.stats.LastErrorTime = err, time.Now()
+	e.recordFailure(err, e.cur.Load() != nil && reason != reasonStart)
 	if reason == reasonStart {
 		return err
 	}
@@ -299,9 +335,21 @@ func (e *engine[T]) subscribe(fn func(old, new T)) (cancel func()) {
 	}
 }
 
+// recordFailure records a failed attempt, and counts it as a rejection if
+// rejected.
+func (e *engine[T]) recordFailure(err error, rejected bool) {
+	e.statsMu.Lock()
+	defer e.statsMu.Unlock()
+	if rejected {
+		e.stats.Rejected++
+	}
+	e.stats.LastSucceeded = false
+	e.stats.LastError, e.stats.LastErrorTime = err, time.Now()
+}
+
 func (e *engine[T]) snapshotStats() Stats {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.statsMu.Lock()
+	defer e.statsMu.Unlock()
 	return e.stats
 }
 
@@ -325,15 +373,21 @@ func (e *engine[T]) shutdown(ctx context.Context) error {
 }
 
 // stop marks the engine closed and returns what it watched, if it was
-// watching.
+// watching. A StartWait under way returns, and stops what it watched
+// itself.
 func (e *engine[T]) stop() []Watcher {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.state != stateStarted {
+	switch e.state {
+	case stateStarting:
+		e.state = stateClosed
+		e.signal()
 		return nil
+	case stateStarted:
+		e.state = stateClosed
+		return e.spec.watch
 	}
-	e.state = stateClosed
-	return e.spec.watch
+	return nil
 }
 
 func unwatch(w Watcher) {

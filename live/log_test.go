@@ -69,7 +69,11 @@ func TestOnErrorIsToldOfEachFailureAfterStart(t *testing.T) {
 	assert.Regexp(t, `^keepwatch: config `+path+` not loaded: yaml: `, err.Error())
 	assert.Empty(t, reported.all(), "a failed Start is not told to OnError")
 	assert.Empty(t, logs.at(slog.LevelInfo), "nor logged")
-	assert.Equal(t, uint64(1), c.Stats().Rejected, "but counted")
+	st := c.Stats()
+	assert.Zero(t, st.Rejected, "nor counted as a rejection: Start may be tried again")
+	assert.False(t, st.LastSucceeded)
+	assert.Equal(t, err, st.LastError, "but kept, for Ready")
+	assert.ErrorIs(t, c.Ready(), live.ErrNotReady)
 
 	write(t, path, "a: 1\n")
 	start(t, c)

@@ -84,7 +84,7 @@ type Value[T any] struct {
 	// OnError, if set, is told of each failed reload after Start (Load,
 	// Build or Validate failed, and the value in force stayed), and of
 	// each problem a watched provider calls back with, as
-	// [Config.OnError].
+	// [Config.OnError]: to count or alert, not to fail readiness.
 	OnError func(err error)
 
 	// Conf configures each koanf instance Load builds into; the zero value
@@ -95,19 +95,37 @@ type Value[T any] struct {
 	// time of each record.
 	Logger *slog.Logger
 
+	// IdentityKey, if set, makes Stats.Identity an HMAC-SHA256 of the
+	// config in force (the koanf instance the value was built from) under
+	// this key, as [Config.IdentityKey].
+	IdentityKey []byte
+
+	// PlainIdentity, if set and IdentityKey is not, makes Stats.Identity
+	// the plain SHA-256 of the config in force, as [Config.PlainIdentity]:
+	// never on one that holds a secret.
+	PlainIdentity bool
+
 	e engine[T]
 }
 
 // Start loads the config, builds the value, and publishes both if the
 // value validates; then it watches everything in Watch. It returns the
 // error of the first load, naming the config: the service has no good
-// value to run on then, and nothing is watched.
-func (v *Value[T]) Start() error {
+// value to run on then, and nothing is watched. Start may be called again
+// after it failed, as [Config.Start].
+func (v *Value[T]) Start() error { return v.e.start(v.spec()) }
+
+// StartWait is Start for a config whose files may not be there yet: it
+// watches, and loads on each change, until a value is published or ctx is
+// done, as [Config.StartWait].
+func (v *Value[T]) StartWait(ctx context.Context) error { return v.e.startWait(ctx, v.spec()) }
+
+func (v *Value[T]) spec() spec[T] {
 	build := v.Build
 	if build == nil {
 		build = unmarshal[T](v.Tag)
 	}
-	return v.e.start(spec[T]{
+	return spec[T]{
 		name:     v.Name,
 		kind:     fmt.Sprintf("live.Value[%T]", *new(T)),
 		load:     v.Load,
@@ -117,7 +135,8 @@ func (v *Value[T]) Start() error {
 		onError:  v.OnError,
 		conf:     v.Conf,
 		logger:   v.Logger,
-	})
+		identity: identity{key: v.IdentityKey, plain: v.PlainIdentity},
+	}
 }
 
 // unmarshal is the default Build: koanf's Unmarshal with the struct tag
@@ -169,8 +188,13 @@ func (v *Value[T]) Subscribe(fn func(old, new T)) (cancel func()) {
 	return v.e.subscribe(fn)
 }
 
-// Stats returns a snapshot of what the value has done.
+// Stats returns a snapshot of what the value has done. It never waits for
+// a reload under way.
 func (v *Value[T]) Stats() Stats { return v.e.snapshotStats() }
+
+// Ready returns nil once a good value is in force, and an error matching
+// ErrNotReady before, as [Config.Ready].
+func (v *Value[T]) Ready() error { return ready(v.e.snapshotStats()) }
 
 // Close stops watching; the value in force stays readable, and is not
 // closed. It does not wait for a reload under way: Shutdown does.
