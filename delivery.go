@@ -83,6 +83,7 @@ func (w *watch) found(r reading) {
 		}
 		return
 	}
+	w.c.recordRead(w)
 	back := w.fileProblem != problem{}
 	w.fileProblem = problem{}
 	if back {
@@ -240,6 +241,7 @@ func (w *watch) checkSubPath() {
 	if !ok {
 		return
 	}
+	w.c.recordSubPath()
 	t.opts.log().Warn("keepwatch: subPath mount, the file will not change in a running pod; mount the directory instead",
 		slog.String("path", t.path), slog.String("mount", m.Point), slog.String("source", m.Root))
 	w.report(w.c.errorf("watch", ErrSubPathMount))

@@ -58,6 +58,21 @@ type Stats struct {
 	LastError        error     // the last problem reported; nil if none
 	LastErrorTime    time.Time // when it was reported
 
+	// LastRead is when the watch last read the file and took what it read:
+	// its first read, each delivery, and each read that found what the
+	// application already has (after an event that changed nothing, or a
+	// re-check that found the file's size or time changed). A re-check
+	// that finds them unchanged reads nothing, and does not count. Zero
+	// until a watch has read the file. Unlike LastUpdate it is set once a
+	// watch starts, so the age of what the application has is
+	// time.Since(LastRead) from then on.
+	LastRead time.Time
+
+	// SubPath is set once the watch found the file to be a single file
+	// bind-mounted (a Kubernetes subPath mount, which kubelet never
+	// updates in a running pod; see ErrSubPathMount).
+	SubPath bool
+
 	// WatchedDirs are the directories the provider watches for events now,
 	// sorted: every directory the path goes through, or as far as it goes
 	// for a missing file.
@@ -110,6 +125,8 @@ type stats struct {
 	lastUpdateReason Reason
 	lastError        error
 	lastErrorTime    time.Time
+	lastRead         time.Time
+	subPath          bool
 	dirs             []string
 }
 
@@ -153,12 +170,37 @@ func (c *core) state() (Stats, seenMark) {
 		LastUpdateReason: st.lastUpdateReason,
 		LastError:        st.lastError,
 		LastErrorTime:    st.lastErrorTime,
+		LastRead:         later(st.lastRead, st.lastUpdate), // a delivery is a read, recorded as it is made
+		SubPath:          st.subPath,
 	}
 	if c.w != nil && !c.w.stopped() {
 		s.Mode = st.mode
 		s.WatchedDirs = slices.Clone(st.dirs)
 	}
 	return s, c.seen
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// recordRead records that the running watch took a read of the file.
+func (c *core) recordRead(w *watch) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !w.stopped() {
+		c.stats.lastRead = time.Now()
+	}
+}
+
+// recordSubPath records that the file is a subPath mount.
+func (c *core) recordSubPath() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stats.subPath = true
 }
 
 // fingerprintKey keys the fingerprints: drawn at random when the process

@@ -40,10 +40,17 @@ func TestStatsFollowTheWatch(t *testing.T) {
 	assert.NotEmpty(t, v1.Fingerprint)
 	assert.Empty(t, v1.SHA256, "no plain hash unless asked for")
 
+	assert.Zero(t, v1.LastRead, "a read outside a watch is no watch's")
+
+	started := time.Now()
 	r := newRecorder(f)
 	require.NoError(t, f.Watch(r.cb))
 	t.Cleanup(func() { shutdown(t, f) })
+	require.Eventually(t, func() bool { return !f.Stats().LastRead.IsZero() }, waitFor, tick, "the watch's first read counts")
 	st = f.Stats()
+	assert.False(t, st.LastRead.Before(started))
+	assert.Zero(t, st.LastUpdate, "and is no update")
+	assert.False(t, st.SubPath)
 	assert.Equal(t, ModeEvents, st.Mode)
 	assert.Equal(t, onTheWay(t, dir), st.WatchedDirs, "every directory on the way to the file")
 	assert.Zero(t, st.Updates)
@@ -57,7 +64,9 @@ func TestStatsFollowTheWatch(t *testing.T) {
 	v2 := st.Fingerprint
 	assert.Equal(t, ReasonEvent, st.LastUpdateReason)
 	assert.False(t, st.LastUpdate.Before(before))
+	assert.False(t, st.LastRead.Before(st.LastUpdate), "a delivery is a read")
 	assert.Zero(t, st.Errors)
+	read := st.LastRead
 
 	require.NoError(t, os.Remove(path))
 	r.waitErr(t, fs.ErrNotExist)
@@ -66,6 +75,7 @@ func TestStatsFollowTheWatch(t *testing.T) {
 	assert.ErrorIs(t, st.LastError, fs.ErrNotExist)
 	assert.False(t, st.LastErrorTime.Before(st.LastUpdate))
 	assert.Equal(t, v2, st.Fingerprint, "the application still runs v2")
+	assert.Equal(t, read, st.LastRead, "a missing file is no read")
 	assert.Equal(t, ModeEvents, st.Mode, "a missing file is not a broken watch")
 
 	require.NoError(t, f.Unwatch())

@@ -31,6 +31,7 @@ func TestSubPathMountIsReportedOnce(t *testing.T) {
 	assert.ErrorIs(t, errs[0], ErrSubPathMount)
 	assert.Contains(t, errs[0].Error(), path)
 	assert.Contains(t, logs.at(slog.LevelInfo), "WARN keepwatch: subPath mount, the file will not change in a running pod; mount the directory instead")
+	assert.True(t, f.Stats().SubPath)
 
 	replace(t, path, "v2\n") // an in-place change of the mounted file is still seen
 	r.waitContent(t, "v2\n")
