@@ -9,14 +9,14 @@ STATICCHECK := $(BIN)/staticcheck
 
 SOAK        ?= 10m
 
-.PHONY: help test test-library test-fuse test-docs test-fsnotify test-wine demo bench profile lint soak fuzz
+.PHONY: help test test-library test-fuse test-docs test-prom test-fsnotify test-wine demo bench profile lint soak fuzz fleet
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
 
-test: ## vet, then run every test with the race detector (the FUSE and docs modules' too, beside the library's)
+test: ## vet, then run every test with the race detector (the FUSE, docs and Prometheus modules' too, beside the library's)
 	$(GO) vet ./...
-	@$(MAKE) --no-print-directory -j3 --output-sync=target test-library test-fuse test-docs
+	@$(MAKE) --no-print-directory -j3 --output-sync=target test-library test-fuse test-docs test-prom
 
 # The three run at once: the library's tests mostly wait (on the kernel, on
 # child processes), and the other two modules' builds fill the time.
@@ -28,6 +28,15 @@ test-fuse:
 
 test-docs:
 	cd tests/docs && $(GO) vet . && $(GO) test -count=1 . && $(GO) run .
+
+# The collector, and its alerting rules through promtool (skipped without
+# it, outside CI: apt-get install prometheus); the fleet check is built.
+test-prom:
+	cd keepwatchprom && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	cd tests/fleet && $(GO) vet ./...
+
+fleet: ## three replicas, a real Prometheus (Debian's) and keepwatch's alerts: replicas disagree, then converge (about a minute)
+	cd tests/fleet && $(GO) run .
 
 test-fsnotify: ## the root package's tests through fsnotify's backend, as on macOS, BSD and Windows
 	$(GO) test -race -count=1 . -args -backend=fsnotify
@@ -103,6 +112,8 @@ lint: $(STATICCHECK) ## go vet on every platform, gofmt and staticcheck
 	done
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(STATICCHECK) ./...
+	cd keepwatchprom && $(STATICCHECK) ./...
+	cd tests/fleet && $(STATICCHECK) ./...
 
 $(STATICCHECK):
 	GOBIN=$(BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
