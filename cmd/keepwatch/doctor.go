@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -52,6 +53,19 @@ type report struct {
 	current   string           // the target being judged
 	troubled  []string         // the targets with a problem, in order
 	count     [problem + 1]int // the findings of each severity
+	said      map[string]bool  // findings made once for all the targets, by key
+}
+
+// once reports whether the finding of key was made already, and notes it.
+func (r *report) once(key string) bool {
+	if r.said[key] {
+		return true
+	}
+	if r.said == nil {
+		r.said = map[string]bool{}
+	}
+	r.said[key] = true
+	return false
 }
 
 func (r *report) add(s severity, check, format string, args ...any) {
@@ -122,12 +136,17 @@ func doctorCmd(args []string, stdout, stderr io.Writer) error {
 func (r *report) single(abs string, maxSize int64, table string) {
 	c := r.chain(abs)
 	r.file(c.Real, maxSize)
+	r.access(abs, c.Real)
 	r.layout(abs)
 	r.mount(abs, c.Real, table)
 	// Where the file is, or where its resolution stopped: the filesystem
 	// there is the one whose events matter, as for the library.
 	r.filesystem(c.Home())
-	r.events(c.Home())
+	var files []string
+	if c.Real != "" {
+		files = append(files, c.Real)
+	}
+	r.events(c.Home(), files)
 }
 
 // chain prints each symlink from abs to the file and returns the
@@ -188,12 +207,35 @@ func (r *report) layout(abs string) {
 		r.add(info, "layout", "not a kubelet volume (no ..data link in %s)", dir)
 		return
 	}
+	if _, err := os.Lstat(abs); errors.Is(err, fs.ErrNotExist) {
+		r.add(problem, "layout", "kubelet volume (ConfigMap, Secret or projected) with no key %s: its keys are %s", filepath.Base(abs), volumeKeys(dir))
+		return
+	}
 	via, _ := os.Readlink(abs)
 	if strings.HasPrefix(filepath.Clean(via), "..data"+string(filepath.Separator)) {
 		r.add(ok, "layout", "kubelet volume (ConfigMap, Secret or projected): ..data -> %s; updates arrive as a ..data swap, which keepwatch follows", target)
 		return
 	}
 	r.add(warn, "layout", "kubelet volume, but %s does not lead through ..data: kubelet updates will not show through it", filepath.Base(abs))
+}
+
+// volumeKeys lists the keys of the kubelet volume dir: the files of the
+// payload ..data leads to, as a pod sees them.
+func volumeKeys(dir string) string {
+	entries, err := os.ReadDir(filepath.Join(dir, "..data"))
+	if err != nil {
+		return fmt.Sprintf("unknown (%v)", err)
+	}
+	var keys []string
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), "..") {
+			keys = append(keys, e.Name())
+		}
+	}
+	if len(keys) == 0 {
+		return "none"
+	}
+	return strings.Join(keys, ", ")
 }
 
 // mountTable reads the mount table, or says why it cannot.
@@ -267,19 +309,43 @@ func (r *report) filesystem(dir string) {
 }
 
 // events checks that a watch can be placed where the file lives, with the
-// OS's own file events (eventAPI).
-func (r *report) events(dir string) {
+// OS's own file events (eventAPI), and says how the library would watch:
+// as it does (watch_loop.go, blind), it does without a directory that
+// refuses a watch for want of permission (one this user may enter but not
+// list, 0711, or not enter at all) where another watch stands in for it:
+// one of the files, or, while no file can be reached, the directory above,
+// which tells when the directory opens. Only where none does, it polls.
+func (r *report) events(dir string, files []string) {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		r.add(warn, eventCheck, "cannot create an instance (%v): keepwatch falls back to polling", explain(err))
 		return
 	}
 	defer w.Close()
-	if err := w.Add(dir); err != nil {
+	err = w.Add(dir)
+	switch {
+	case err == nil:
+		r.add(ok, eventCheck, "a watch on %s works (%s)", dir, eventAPI)
+		return
+	case !errors.Is(err, fs.ErrPermission):
 		r.add(warn, eventCheck, "cannot watch %s (%v): keepwatch falls back to polling", dir, explain(err))
 		return
 	}
-	r.add(ok, eventCheck, "a watch on %s works (%s)", dir, eventAPI)
+	refused := fmt.Sprintf("%s cannot be watched by %s: %v", dir, whoAmI(), explain(err))
+	if d := describe(dir, ""); d != "" {
+		refused = fmt.Sprintf("%s (%s) cannot be watched by %s: %v", dir, d, whoAmI(), explain(err))
+	}
+	for _, f := range files {
+		if w.Add(f) == nil {
+			r.add(ok, eventCheck, "%s; a watch on the file itself works (%s), and keepwatch watches it there, on events", refused, eventAPI)
+			return
+		}
+	}
+	if above := filepath.Dir(dir); len(files) == 0 && above != dir && w.Add(above) == nil {
+		r.add(info, eventCheck, "%s; keepwatch watches %s (%s) until it can be entered", refused, above, eventAPI)
+		return
+	}
+	r.add(warn, eventCheck, "%s, nor the file itself: keepwatch falls back to polling", refused)
 }
 
 func readInt(path string) (int, error) {

@@ -41,8 +41,8 @@ func (r *report) limits() {
 	if inst*10 >= maxInst*9 || watches*10 >= maxWatches*9 {
 		sev = warn
 	}
-	r.add(sev, "limits", "uid %d uses %d of %d inotify instances and %d of %d watches (%d processes seen; each stock koanf provider takes an instance, keepwatch one per process)",
-		os.Getuid(), inst, maxInst, watches, maxWatches, procs)
+	r.add(sev, "limits", "uid %d uses %d of %d inotify instances and %d of %d watches (%s seen; each stock koanf provider takes an instance, keepwatch one per process)",
+		os.Getuid(), inst, maxInst, watches, maxWatches, plural(procs, "process", "processes"))
 }
 
 // inotifyUsage counts the inotify instances and watches held by processes
@@ -70,4 +70,12 @@ func inotifyUsage(uid int) (instances, watches, procs int) {
 		}
 	}
 	return instances, watches, procs
+}
+
+// plural counts n things: "1 process", "2 processes".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

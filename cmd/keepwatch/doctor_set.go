@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +19,7 @@ import (
 // file.
 func (r *report) set(t target, maxSize int64, table string) {
 	c := r.chain(t.path)
+	r.access(t.path, c.Real)
 	home := c.Home()
 	var files []string // each member as named and as read, for the subPath check
 	if r.isDir(&c) {
@@ -33,7 +36,13 @@ func (r *report) set(t target, maxSize int64, table string) {
 	}
 	r.setMount(t.path, c.Real, files, table)
 	r.filesystem(home)
-	r.events(home)
+	var read []string // the members as the set reads them
+	for i := 1; i < len(files); i += 2 {
+		if files[i] != "" {
+			read = append(read, files[i])
+		}
+	}
+	r.events(home, read)
 }
 
 // isDir reports whether a set's directory resolved to a directory, and
@@ -79,6 +88,13 @@ func (r *report) members(t target, dir, base string, kubelet bool) ([]string, bo
 		return nil, false
 	case t.kind == named:
 		r.add(info, "members", "%d named, merged in this order: %s", len(names), strings.Join(names, ", "))
+		if kubelet {
+			for _, n := range names {
+				if _, err := os.Lstat(filepath.Join(base, n)); errors.Is(err, fs.ErrNotExist) {
+					r.add(problem, "members", "the volume has no key %s: its keys are %s", n, volumeKeys(dir))
+				}
+			}
+		}
 		return names, true
 	case len(names) == 0:
 		r.add(warn, "members", "no file matches %s: the set is empty until one appears", t.pattern)
@@ -129,6 +145,7 @@ func (r *report) member(dir, base, name string, kubelet bool, maxSize int64) str
 		r.add(info, "", "%s", note)
 	}
 	r.file(read.Real, maxSize)
+	r.access(filepath.Join(dir, name), read.Real)
 	return read.Real
 }
 

@@ -28,6 +28,10 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
+	// Tests run it as nobody too: anyone may enter dir and run it.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		panic(err)
+	}
 	binary = filepath.Join(dir, "keepwatch")
 	if runtime.GOOS == "windows" {
 		binary += ".exe"

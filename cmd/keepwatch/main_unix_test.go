@@ -22,7 +22,7 @@ import (
 // own error texts, and no SIGINT to send.
 
 func TestDoctorOnAConfigMapVolume(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "config")
+	dir := filepath.Join(tempDir(t), "config")
 	_, err := kubevol.New(dir, map[string]string{"app.yaml": "a: 1\n"})
 	require.NoError(t, err)
 
@@ -48,9 +48,9 @@ func TestDoctorOnAConfigMapVolume(t *testing.T) {
 // A subPath mount as a pod's mount table shows it: the doctor says so and
 // fails.
 func TestDoctorOnASubPathMount(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "config.yaml")
+	path := filepath.Join(tempDir(t), "config.yaml")
 	require.NoError(t, os.WriteFile(path, []byte("a: 1\n"), 0o644))
-	table := filepath.Join(t.TempDir(), "mountinfo")
+	table := filepath.Join(tempDir(t), "mountinfo")
 	base, err := os.ReadFile("../../testdata/mountinfo-subpath")
 	require.NoError(t, err)
 	line := "1600 1581 259:1 /var/lib/kubelet/pods/8c1f/volume-subpaths/cfg/app/0 " + path + " ro,relatime - ext4 /dev/nvme0n1p1 rw\n"
@@ -69,7 +69,7 @@ func TestDoctorOnASubPathMount(t *testing.T) {
 
 	// A directory mounted with a subPath, given as a set's directory, and
 	// a file in it.
-	dir := filepath.Join(t.TempDir(), "conf.d")
+	dir := filepath.Join(tempDir(t), "conf.d")
 	require.NoError(t, os.Mkdir(dir, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.yaml"), []byte("a: 1\n"), 0o644))
 	line = "1601 1581 259:1 /var/lib/kubelet/pods/8c1f/volume-subpaths/cfg/app/1 " + dir + " ro,relatime - ext4 /dev/nvme0n1p1 rw\n"
@@ -82,7 +82,7 @@ func TestDoctorOnASubPathMount(t *testing.T) {
 }
 
 func TestDoctorOnBadPaths(t *testing.T) {
-	dir := t.TempDir()
+	dir := tempDir(t)
 	stdout, _, code := runCmd(t, "doctor", filepath.Join(dir, "missing.yaml"))
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stdout, "PROBLEM  chain       lstat "+filepath.Join(dir, "missing.yaml")+": no such file or directory")
@@ -108,7 +108,7 @@ func TestDoctorOnBadPaths(t *testing.T) {
 // directory is under a symlink).
 func kubeletSet(t *testing.T) (*kubevol.Volume, string) {
 	t.Helper()
-	tmp, err := filepath.EvalSymlinks(t.TempDir())
+	tmp, err := filepath.EvalSymlinks(tempDir(t))
 	require.NoError(t, err)
 	dir := filepath.Join(tmp, "authz")
 	vol, err := kubevol.New(dir, map[string]string{
@@ -156,6 +156,7 @@ func TestDoctorOnAKubeletSetDirectory(t *testing.T) {
 	stdout, _, code = runCmd(t, "doctor", "-set", dir, "policy.yaml", "users.yaml")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stdout, "PROBLEM  chain       lstat "+dir+"/"+gen+"/users.yaml: no such file or directory")
+	assert.Contains(t, stdout, "PROBLEM  members     the volume has no key users.yaml: its keys are policy.yaml, roles.yaml")
 	assert.Contains(t, stdout, "verdict: hot reload will NOT work")
 
 	// A file put into the volume by hand is not in the payload: not read.
@@ -167,7 +168,7 @@ func TestDoctorOnAKubeletSetDirectory(t *testing.T) {
 
 // A conf.d directory outside any kubelet volume, whole and by a glob.
 func TestDoctorOnAConfDirectoryAndAGlob(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "conf.d")
+	dir := filepath.Join(tempDir(t), "conf.d")
 	require.NoError(t, os.Mkdir(dir, 0o755))
 	for name, data := range map[string]string{"10-base.yaml": "a: 1\n", "20-site.yaml": "b: 2\n", ".20-site.yaml.swp": "x", "README": "notes\n"} {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644))
@@ -209,9 +210,9 @@ func TestDoctorOnAConfDirectoryAndAGlob(t *testing.T) {
 // one verdict naming where the problems are.
 func TestDoctorOnSeveralPaths(t *testing.T) {
 	_, set := kubeletSet(t)
-	file := filepath.Join(t.TempDir(), "app.yaml")
+	file := filepath.Join(tempDir(t), "app.yaml")
 	require.NoError(t, os.WriteFile(file, []byte("a: 1\n"), 0o644))
-	missing := filepath.Join(t.TempDir(), "gone.yaml")
+	missing := filepath.Join(tempDir(t), "gone.yaml")
 
 	stdout, _, code := runCmd(t, "doctor", file, set, filepath.Join(set, "*.yaml"), missing)
 	t.Log("\n" + stdout)
@@ -259,7 +260,7 @@ func (w *watching) stop(t *testing.T) {
 }
 
 func TestWatchPrintsEachUpdateAndProblem(t *testing.T) {
-	dir, err := filepath.EvalSymlinks(t.TempDir()) // macOS's is under a symlink
+	dir, err := filepath.EvalSymlinks(tempDir(t)) // macOS's is under a symlink
 	require.NoError(t, err)
 	path := filepath.Join(dir, "config.yaml")
 	write := func(data string) {
@@ -294,7 +295,7 @@ func TestWatchPrintsEachUpdateAndProblem(t *testing.T) {
 // watch reports the problem when it starts. It is printed once, not once
 // for each.
 func TestWatchReportsAProblemOnce(t *testing.T) {
-	dir, err := filepath.EvalSymlinks(t.TempDir())
+	dir, err := filepath.EvalSymlinks(tempDir(t))
 	require.NoError(t, err)
 	path := filepath.Join(dir, "config.yaml")
 	set := filepath.Join(dir, "conf.d")
@@ -380,7 +381,7 @@ func TestWatchASetReportsAProblemOnce(t *testing.T) {
 
 // Several paths, each watched on its own, each line naming its path.
 func TestWatchSeveralPaths(t *testing.T) {
-	tmp, err := filepath.EvalSymlinks(t.TempDir())
+	tmp, err := filepath.EvalSymlinks(tempDir(t))
 	require.NoError(t, err)
 	file := filepath.Join(tmp, "app.yaml")
 	require.NoError(t, os.WriteFile(file, []byte("a: 1\n"), 0o644))
@@ -411,4 +412,16 @@ func TestWatchSeveralPaths(t *testing.T) {
 	assert.Equal(t, 1, w.out.count(" problem "))
 	w.out.wait(t, n, "stopped", file+" updates=1 restarts=0 problems=0")
 	w.out.wait(t, n, "stopped", dir+" updates=2 restarts=0 problems=1")
+}
+
+// tempDir is a temporary directory that every user may enter, as the
+// directories of a pod's volumes are: the doctor, run as root, warns of a
+// directory only root may enter (t.TempDir's parent is 0700).
+func tempDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		require.NoError(t, os.Chmod(d, 0o755))
+	}
+	return dir
 }
