@@ -238,30 +238,3 @@ func ExampleWithContentHash() {
 	// true
 	// "" 64
 }
-
-// Stats feed any metrics system without keepwatch importing it. With
-// Prometheus, a prometheus.Collector's Collect sends the same figures with
-// prometheus.MustNewConstMetric (see docs/operating.md); here they are written in
-// the text exposition format.
-func ExampleFile_Stats_prometheus() {
-	path, cleanup := exampleFile("v: 1\n")
-	defer cleanup()
-	f := file.Provider(path)
-
-	st := f.Stats()
-	polling := 0
-	if st.Mode == file.ModePolling {
-		polling = 1
-	}
-	fmt.Printf("keepwatch_updates_total %d\n", st.Updates)
-	fmt.Printf("keepwatch_restarts_total %d\n", st.Restarts)
-	fmt.Printf("keepwatch_errors_total %d\n", st.Errors)
-	fmt.Printf("keepwatch_polling %d\n", polling)
-	fmt.Printf("keepwatch_last_update_timestamp_seconds %d\n", max(0, st.LastUpdate.Unix()))
-	// Output:
-	// keepwatch_updates_total 0
-	// keepwatch_restarts_total 0
-	// keepwatch_errors_total 0
-	// keepwatch_polling 0
-	// keepwatch_last_update_timestamp_seconds 0
-}

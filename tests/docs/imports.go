@@ -8,6 +8,7 @@ package main
 // import a package of another module, add it here and run go mod tidy.
 import (
 	_ "github.com/keepwatch/file"
+	_ "github.com/keepwatch/file/keepwatchprom"
 	_ "github.com/keepwatch/file/kubevol"
 	_ "github.com/knadh/koanf/parsers/json"
 	_ "github.com/knadh/koanf/parsers/yaml"
@@ -16,5 +17,9 @@ import (
 	_ "github.com/knadh/koanf/providers/file"
 	_ "github.com/knadh/koanf/v2"
 	_ "github.com/prometheus/client_golang/prometheus"
+	_ "github.com/prometheus/client_golang/prometheus/promhttp"
 	_ "github.com/stretchr/testify/require"
+	_ "go.opentelemetry.io/contrib/bridges/prometheus"
+	_ "go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
+	_ "go.opentelemetry.io/otel/sdk/metric"
 )
