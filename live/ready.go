@@ -95,4 +95,4 @@ func readyLine(st Stats) string {
 	return s
 }
 
-func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+func stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
