@@ -1,6 +1,7 @@
 package file
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"os"
@@ -34,7 +35,9 @@ func FuzzSessionEvents(f *testing.F) {
 		}
 		synctest.Test(t, func(t *testing.T) {
 			dir := t.TempDir()
-			path := filepath.Join(dir, "config.yaml")
+			// Named for the script, so that traces (trace_test.go) tell
+			// the seeds apart.
+			path := filepath.Join(dir, fmt.Sprintf("fuzz-%x", sha256.Sum256(script))[:21]+".yaml")
 			write(t, path, "v0\n")
 			// A first byte with its high bit set plays the Linux backend:
 			// closes reported, creations told from renames, and the events

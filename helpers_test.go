@@ -34,7 +34,11 @@ func TestMain(m *testing.M) {
 	if *backendFlag == "fsnotify" {
 		processHub = newHub(newFsnotifyBackend)
 	}
-	goleak.VerifyTestMain(m)
+	stopTrace := startTrace()
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		stopTrace()
+		os.Exit(code)
+	}))
 }
 
 // waitFor is how long a test waits for something that should take

@@ -110,6 +110,16 @@ type settle struct {
 	why        Reason      // what started it
 	movedStart time.Time   // the start of a guessed wait that moved on to another file in this refresh, for the cap: see moved
 	carried    bool        // start is a moved wait's: a guess's, which a heard write does not inherit
+	deadline   time.Time   // when the timer fires, for traces
+}
+
+func (q *settle) setTimer(d time.Duration) {
+	q.timer, q.deadline = time.NewTimer(d), time.Now().Add(d)
+}
+
+func (q *settle) resetTimer(d time.Duration) {
+	q.timer.Reset(d)
+	q.deadline = time.Now().Add(d)
 }
 
 // written takes a write. closes says whether the writer's close will be
@@ -124,7 +134,7 @@ func (q *settle) written(why Reason, closes bool) {
 		if closes {
 			q.state = writing
 		}
-		q.timer = time.NewTimer(q.pause())
+		q.setTimer(q.pause())
 		return
 	case closes:
 		// A quiet-window wait (the re-check saw the file change) that the
@@ -139,7 +149,7 @@ func (q *settle) written(why Reason, closes bool) {
 			q.start, q.carried = now, false
 		}
 	}
-	q.timer.Reset(q.delay(now))
+	q.resetTimer(q.delay(now))
 }
 
 // delay is how long after a write at now the wait's read is due: a pause
@@ -162,7 +172,7 @@ func (q *settle) resume(closes bool) {
 	if closes {
 		q.state = writing
 	}
-	q.timer = time.NewTimer(q.delay(time.Now()))
+	q.setTimer(q.delay(time.Now()))
 }
 
 // emptyWhileOpen takes a file found empty while its writer holds it open:
@@ -176,7 +186,7 @@ func (q *settle) emptyWhileOpen(why Reason) {
 	}
 	q.stop()
 	q.begin(since, why, awaitingClose)
-	q.timer = time.NewTimer(max(0, time.Until(since.Add(maxWriterWait))))
+	q.setTimer(max(0, time.Until(since.Add(maxWriterWait))))
 }
 
 // guess starts a wait for writes that nothing but a changed stat suggests,
@@ -195,7 +205,7 @@ func (q *settle) guess(why Reason) {
 	q.state = guessing
 	if !q.movedStart.IsZero() {
 		q.start, q.carried = q.movedStart, true
-		q.timer.Reset(q.delay(time.Now()))
+		q.resetTimer(q.delay(time.Now()))
 	}
 }
 
@@ -233,7 +243,7 @@ func (q *settle) refreshDone() { q.movedStart = time.Time{} }
 func (q *settle) closeLost() {
 	if q.state == writing || q.state == awaitingClose {
 		q.state = quieting
-		q.timer.Reset(q.window)
+		q.resetTimer(q.window)
 	}
 }
 
@@ -255,7 +265,7 @@ func (q *settle) doubt(why Reason) {
 		return
 	}
 	q.begin(time.Now(), why, doubting)
-	q.timer = time.NewTimer(q.window)
+	q.setTimer(q.window)
 }
 
 // believed takes a read that is believed: it ends a doubt, which the read
@@ -318,4 +328,12 @@ func (q *settle) pause() time.Duration {
 		return min(q.window, heldOpenWindow)
 	}
 	return q.window
+}
+
+// describe says what the wait is and when it ends, for traces.
+func (q *settle) describe() string {
+	if q.state == settled {
+		return "none"
+	}
+	return q.state.String() + " until " + q.deadline.Sub(epoch).String()
 }

@@ -173,6 +173,9 @@ func (s *session) run(ctx context.Context, first reading, look <-chan struct{}) 
 	s.out.started(s.kind, s.remoteFS)
 	// While the watch was down, no event told of writers.
 	s.readSig = first.c.sig // as read does: the watch step compares with it
+	if traceHook != nil {
+		tracef(s.t.path, "first read %s: %s", first.why, first.summary())
+	}
 	s.offer(first, doubtful, first.why == ReasonRestart)
 	if err := s.watchAfterRead(false); err != nil {
 		return err
@@ -305,11 +308,17 @@ const (
 // onEvent takes one event from the notifier.
 func (s *session) onEvent(ev event) {
 	if ev.has(opRescan) {
+		if traceHook != nil {
+			tracef(s.t.path, "event rescan")
+		}
 		s.eventsLost()
 		return
 	}
 	name := filepath.Clean(ev.name)
 	if !s.view.relevant(name) {
+		if traceHook != nil {
+			tracef(s.t.path, "event %s %s: not relevant", name, ev.op)
+		}
 		return
 	}
 	s.touch(name)
@@ -317,6 +326,9 @@ func (s *session) onEvent(ev event) {
 		s.watchGone(name)
 	}
 	kind := s.classify(ev, name)
+	if traceHook != nil {
+		tracef(s.t.path, "event %s %s -> %s", name, ev.op, kind)
+	}
 	if kind != eventIgnored && kind != eventClosed {
 		// A writer's close is the word of that writer on that file: after
 		// anything else happened there, it vouches for nothing.
@@ -461,6 +473,9 @@ func (s *session) eventsLost() {
 // the watch of a removed directory or file, and a moved one no longer
 // watches the path. The path is watched afresh, even if it is back.
 func (s *session) watchGone(name string) {
+	if traceHook != nil {
+		tracef(s.t.path, "watch gone %s", name)
+	}
 	s.n.Remove(name)
 	delete(s.watched, name)
 	s.dirsDirty = true
@@ -613,6 +628,9 @@ func (s *session) arrivalsTold() bool {
 // after the delivery too. After lost events it re-adds every watch, in case
 // one was dropped unseen.
 func (s *session) refresh(why Reason, t trust) error {
+	if traceHook != nil {
+		tracef(s.t.path, "refresh %s %s", why, t)
+	}
 	if s.pollOnly() {
 		s.read(why, t, false) // a poll session watches nothing
 		return nil
@@ -753,6 +771,9 @@ func (s *session) writtenSinceRead() bool {
 func (s *session) look(why Reason, force bool) error {
 	st := s.t.subj.stat()
 	unchanged := st != 0 && st == s.sig
+	if traceHook != nil {
+		tracef(s.t.path, "look %s force=%v unchanged=%v", why, force, unchanged)
+	}
 	if unchanged && !force {
 		return nil
 	}
@@ -936,6 +957,9 @@ func (s *session) unwatched(all bool) []string {
 func (s *session) watch(paths []string) (added int, err error) {
 	for _, p := range paths {
 		err := s.n.Add(p)
+		if traceHook != nil {
+			tracef(s.t.path, "add %s: %v", p, err)
+		}
 		switch {
 		case err == nil:
 			s.watched[p] = true
@@ -1006,6 +1030,9 @@ func (s *session) unwatchStale() {
 			delete(s.watched, p)
 			s.dirsDirty = true
 			s.n.Remove(p)
+			if traceHook != nil {
+				tracef(s.t.path, "remove %s", p)
+			}
 		}
 	}
 	for p := range s.refused {
@@ -1029,6 +1056,9 @@ func (s *session) tellWatching() {
 // are under way and this read does not end the wait for them.
 func (s *session) read(why Reason, t trust, fresh bool) {
 	if s.settle.blocksReads() && (t == doubtful || t == closedByWriter) {
+		if traceHook != nil {
+			tracef(s.t.path, "read %s %s: left to the wait (%s)", why, t, s.settle.state)
+		}
 		return // the wait's end, or the later writer's close, reads
 	}
 	var via *sight
@@ -1043,6 +1073,9 @@ func (s *session) read(why Reason, t trust, fresh bool) {
 		fresh = true
 	}
 	s.readSig = r.c.sig
+	if traceHook != nil {
+		tracef(s.t.path, "read %s %s fresh=%v: %s", why, t, fresh, r.summary())
+	}
 	s.offer(r, t, fresh)
 }
 
@@ -1063,6 +1096,7 @@ func (s *session) read(why Reason, t trust, fresh bool) {
 func (s *session) offer(r reading, t trust, fresh bool) {
 	if processError(r.err) {
 		s.retry.later(r.why, t, fresh)
+		s.traceOffer("retry")
 		s.out.found(r)
 		return
 	}
@@ -1074,17 +1108,20 @@ func (s *session) offer(r reading, t trust, fresh bool) {
 	case t == heldOpen && doubted && r.err == nil:
 		s.waitFor(r.c.info)
 		s.settle.emptyWhileOpen(r.why)
+		s.traceOffer("empty while open")
 		return
 	case (t == doubtful || t == heldOpen || (t == quieted || t == capped) && r.err == nil) && doubted:
 		// A cap's read, too: the file it finds empty is most likely a
 		// writer's truncation, caught because writes went on for so long.
 		s.settle.doubt(r.why)
+		s.traceOffer("doubted")
 		return
 	case r.err == nil && r.c.torn && waits:
 		// A writer truncated the file as it was read: wait for it, as for
 		// one no event told of (its event may not have come yet). Even at
 		// a cap: what was read is a part, and the writer is at it now.
 		s.awaitUnseenWriter(r.why, r.c.info)
+		s.traceOffer("torn")
 		return
 	case t == capped:
 	case (t == believed || t == quieted) && lately(s.settle.window), t == heldOpen && lately(s.writerPause()):
@@ -1096,6 +1133,7 @@ func (s *session) offer(r reading, t trust, fresh bool) {
 		// comes would hold it back for maxWriterWait.
 		s.waitFor(r.c.info)
 		s.settle.resume(s.caps.closes && !doubted)
+		s.traceOffer("written lately: resumed")
 		return
 	case (fresh || t == doubtful && !s.caps.closes && r.why != ReasonStart) && lately(s.writerPause()):
 		// A writer no event told of, or whose close no event will tell
@@ -1106,16 +1144,27 @@ func (s *session) offer(r reading, t trust, fresh bool) {
 		// writes, its close), and nothing says one does.
 		if doubted {
 			s.settle.doubt(r.why)
+			s.traceOffer("fresh, doubted")
 			return
 		}
 		s.awaitUnseenWriter(r.why, r.c.info)
+		s.traceOffer("fresh, unseen writer")
 		return
 	case waits && !s.noLaterWriter(r):
+		s.traceOffer("held back")
 		return // the later writer's close, or its quiet, reads
 	}
 	s.settle.believed()
 	s.sig, s.info = r.c.sig, r.c.info
+	s.traceOffer("found")
 	s.out.found(r)
+}
+
+// traceOffer traces what offer made of a read, and the wait it left.
+func (s *session) traceOffer(outcome string) {
+	if traceHook != nil {
+		tracef(s.t.path, "offer: %s; wait %s", outcome, s.settle.describe())
+	}
 }
 
 // writerPause is how long a writer must pause before what it wrote is read
@@ -1189,6 +1238,9 @@ func (s *session) noLaterWriter(r reading) bool {
 		}
 	}
 	s.n.Sync()
+	if traceHook != nil {
+		tracef(s.t.path, "sync")
+	}
 	writes, gone, moved, removed := s.writes, s.watchesGone, s.chainTouched, s.filesGone
 	lost := false
 	queued := len(s.n.Events()) // see glance
