@@ -15,6 +15,10 @@ type backoff struct {
 	step     int                 // doublings so far; it stops growing at the cap
 }
 
+// jitter is where backoffs take their randomness: rand.Int64N, but for
+// tests that compare what two builds decide, which fix it.
+var jitter = rand.Int64N
+
 // next returns the delay before the next attempt, given how long the one
 // that just failed had run. A run of at least max was healthy: its failure
 // is a new one, and the delays start again from min.
@@ -32,7 +36,7 @@ func (b *backoff) next(ran time.Duration) time.Duration {
 	}
 	rnd := b.rand
 	if rnd == nil {
-		rnd = rand.Int64N
+		rnd = jitter
 	}
 	half := d / 2
 	return half + time.Duration(rnd(int64(d-half)+1))

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"reflect"
-	"syscall"
 	"time"
 )
 
@@ -99,18 +98,6 @@ func (e *watchError) Is(target error) bool {
 }
 
 func (e *watchError) Unwrap() error { return e.cause }
-
-// eventsUnavailable reports whether err says filesystem events cannot be
-// had (inotify instances or watches exhausted, a watch refused), as opposed
-// to a watch that broke: retrying soon would fail again, polling works.
-func eventsUnavailable(err error) bool {
-	for _, errno := range []syscall.Errno{syscall.EMFILE, syscall.ENFILE, syscall.ENOSPC, syscall.EACCES, syscall.EPERM} {
-		if errors.Is(err, errno) {
-			return true
-		}
-	}
-	return errors.Is(err, errors.ErrUnsupported)
-}
 
 // problem identifies a reported problem, so that the same ongoing problem
 // is reported once however often it is seen again. Two problems are the

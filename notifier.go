@@ -70,3 +70,17 @@ type caps struct {
 	// through any of its names.
 	files bool
 }
+
+// noEvents is the notifier of a session that polls: it watches nothing and
+// never has an event, so the session's loop is woken by its timers alone.
+type noEvents struct{}
+
+func (noEvents) Add(string) error       { return nil }
+func (noEvents) Remove(string)          {}
+func (noEvents) Want(string)            {}
+func (noEvents) Forget(map[string]bool) {}
+func (noEvents) Sync()                  {}
+func (noEvents) Caps() caps             { return caps{} }
+func (noEvents) Events() <-chan event   { return nil }
+func (noEvents) Errors() <-chan error   { return nil }
+func (noEvents) Close() error           { return nil }

@@ -24,7 +24,3 @@ func fileID(fs.FileInfo) (dev, ino uint64) { return 0, 0 }
 // linkCount returns how many names the file has; here, as far as the
 // FileInfo tells, one.
 func linkCount(fs.FileInfo) uint64 { return 1 }
-
-// platformProcessError reports the process's own read failures that
-// processError does not know: none here.
-func platformProcessError(error) bool { return false }

@@ -22,7 +22,3 @@ func linkCount(info fs.FileInfo) uint64 {
 	}
 	return 1
 }
-
-// platformProcessError reports the process's own read failures that
-// processError does not know: none on Unix.
-func platformProcessError(error) bool { return false }

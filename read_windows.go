@@ -34,24 +34,3 @@ func fileID(fs.FileInfo) (dev, ino uint64) { return 0, 0 }
 // linkCount returns how many names the file has; here, as far as the
 // FileInfo tells, one.
 func linkCount(fs.FileInfo) uint64 { return 1 }
-
-// platformProcessError reports Windows's codes for a read that failed for
-// a reason of the process, or of another process holding the file:
-// handles or memory exhausted, or a writer that opened the file without
-// sharing it, which lets go when it is done.
-func platformProcessError(err error) bool {
-	const (
-		errorTooManyOpenFiles = syscall.Errno(4)
-		errorNotEnoughMemory  = syscall.Errno(8)
-		errorOutOfMemory      = syscall.Errno(14)
-		errorSharingViolation = syscall.Errno(32)
-		errorLockViolation    = syscall.Errno(33)
-	)
-	for _, errno := range []syscall.Errno{errorTooManyOpenFiles, errorNotEnoughMemory, errorOutOfMemory,
-		errorSharingViolation, errorLockViolation} {
-		if errors.Is(err, errno) {
-			return true
-		}
-	}
-	return false
-}

@@ -43,17 +43,5 @@ func (r *reading) summary() string {
 	return fmt.Sprintf("ok %d %x", r.c.size(), r.c.sum[:4])
 }
 
-var eventKindNames = [...]string{"ignored", "set-change", "made", "moved-in", "gone", "look", "write", "closed"}
-
-func (k eventKind) String() string { return eventKindNames[k] }
-
-var trustNames = [...]string{"doubtful", "believed", "quieted", "closed-by-writer", "held-open", "capped"}
-
-func (t trust) String() string { return trustNames[t] }
-
-var settleStateNames = [...]string{"settled", "doubting", "quieting", "guessing", "writing", "awaiting-close"}
-
-func (s settleState) String() string { return settleStateNames[s] }
-
 // epoch is where a synctest bubble's clock starts: traces give times from it.
 var epoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)

@@ -24,6 +24,9 @@ var traceOut = flag.String("trace.out", "", "write the watch sessions' decisions
 // tempDirPattern matches a test's temporary directory, which names the test.
 var tempDirPattern = regexp.MustCompile(`/tmp/([^/]*?)[0-9]+(?:/[0-9]{3})?`)
 
+// tempDirRoot matches a test's temporary directory in a trace line.
+var tempDirRoot = regexp.MustCompile(`/tmp/[^/]+(?:/[0-9]{3})?`)
+
 // payloadPattern matches a kubelet payload directory's name, which is
 // random.
 var payloadPattern = regexp.MustCompile(`\.\.[0-9_]+\.[0-9]+`)
@@ -38,6 +41,7 @@ func startTrace() func() {
 		panic(err)
 	}
 	var mu sync.Mutex
+	jitter = func(n int64) int64 { return n / 2 } // the same backoffs every run
 	traceHook = func(path, line string) {
 		now := time.Now()
 		if now.Year() != 2000 {
@@ -51,7 +55,7 @@ func startTrace() func() {
 		if base := filepath.Base(path); strings.HasPrefix(base, "fuzz-") {
 			key += "/" + base // a seed of FuzzSessionEvents
 		}
-		line = tempDirPattern.ReplaceAllString(line, "$$T")
+		line = tempDirRoot.ReplaceAllString(line, "$$T")
 		line = payloadPattern.ReplaceAllString(line, "..$$PAYLOAD")
 		mu.Lock()
 		defer mu.Unlock()

@@ -29,41 +29,46 @@ const heldOpenWindow = 25 * time.Millisecond
 // reads the file again.
 const maxWriterWait = 10 * time.Second
 
-// settleState is what a session waits for before it reads the file, or
+// waitState is what a session waits for before it reads the file, or
 // believes what it read.
-type settleState uint8
+type waitState uint8
 
 const (
-	// settled: nothing to wait for; reads are believed.
-	settled settleState = iota
-	// doubting: a read found the file missing or empty. That is reported
+	// waitNone: nothing to wait for; reads are believed.
+	waitNone waitState = iota
+	// waitDoubt: a read found the file missing or empty. That is reported
 	// or delivered when the window ends, unless an event first shows it
 	// was the middle of an update.
-	doubting
-	// quieting: in-place writes are under way, and nothing will say when
+	waitDoubt
+	// waitQuiet: in-place writes are under way, and nothing will say when
 	// they end. The file is read once a window passes without a write, or
 	// from the cap on (maxWaitFactor windows after the first one) at the
 	// first capGap between writes, so that a file written without pause
 	// is still read.
-	quieting
-	// guessing: as quieting, but started with no write heard: the
+	waitQuiet
+	// waitGuess: as waitQuiet, but started with no write heard: the
 	// re-check saw the stat change, or, where closes are not reported, a
 	// file was found written so lately that a writer no event told of
 	// may be at it. An event that shows a rename or a swap ends it, since
 	// those are read at once.
-	guessing
-	// writing: in-place writes are under way and the kernel reports the
+	waitGuess
+	// waitClose: in-place writes are under way and the kernel reports the
 	// writer's close, which ends the wait. A writer that keeps the file
 	// open is read once it has gone heldOpenWindow without a write (or,
 	// from maxWaitFactor such windows after the first, capGap).
-	writing
-	// awaitingClose: the file is empty and its writer holds it open (a
+	waitClose
+	// waitEmptyOpen: the file is empty and its writer holds it open (a
 	// slow producer behind a shell redirect, not started yet): only its
 	// close, its first write, or maxWriterWait ends the wait.
-	awaitingClose
+	waitEmptyOpen
 )
 
-// trust is how far a read is believed.
+var waitStateNames = [...]string{"none", "doubt", "quiet", "guess", "close", "empty-open"}
+
+func (s waitState) String() string { return waitStateNames[s] }
+
+// trust is how far a read is believed: what the session knows, when it
+// reads, of the writers of the file.
 type trust uint8
 
 const (
@@ -83,7 +88,7 @@ const (
 	// heldOpen: the writer went quiet but still holds the file open; what
 	// it wrote so far is read, but an empty file waits on for its close.
 	// (A file that changed with no write heard since the wait began has
-	// no heard writer holding it: refresh reads it as quieted.)
+	// no heard writer holding it: it is read as quieted.)
 	heldOpen
 	// capped: writes went on without pause for as long as a read may be
 	// put off: what is read is what the file is, however far its writers
@@ -93,100 +98,96 @@ const (
 	capped
 )
 
+var trustNames = [...]string{"doubtful", "believed", "quieted", "closed-by-writer", "held-open", "capped"}
+
+func (t trust) String() string { return trustNames[t] }
+
 // endsWriterWait reports whether a read so trusted ends a wait for the
-// writers of one file (s.writing): what it concludes of them.
+// writers of one file: what it concludes of them.
 func (t trust) endsWriterWait() bool {
 	return t == quieted || t == heldOpen || t == capped
 }
 
-// settle is a session's wait for the file to settle. Its state changes only
-// in the methods below, each a transition; the timer runs in every state
-// but settled.
-type settle struct {
-	window     time.Duration // the quiet window; zero turns settling off
-	state      settleState
-	timer      *time.Timer // nil when settled
-	start      time.Time   // when the wait began
-	why        Reason      // what started it
-	movedStart time.Time   // the start of a guessed wait that moved on to another file in this refresh, for the cap: see moved
-	carried    bool        // start is a moved wait's: a guess's, which a heard write does not inherit
-	deadline   time.Time   // when the timer fires, for traces
+// readWait is a session's wait for the file to settle before it is read,
+// or before what was read is believed. Its state changes only in the
+// methods below, one for each thing that can happen to it; each is a
+// transition of the table in wait_test.go. It does no I/O and reads no
+// clock: the time is handed in, and the session's timer is set to its
+// deadline.
+type readWait struct {
+	window     time.Duration // the quiet window; zero turns waiting off
+	state      waitState
+	deadline   time.Time // when the wait ends; zero in waitNone
+	start      time.Time // when the wait began
+	why        Reason    // what started it
+	movedStart time.Time // the start of a guessed wait that moved on to another file in this refresh, for the cap: see moved
+	carried    bool      // start is a moved wait's: a guess's, which a heard write does not inherit
 }
 
-func (q *settle) setTimer(d time.Duration) {
-	q.timer, q.deadline = time.NewTimer(d), time.Now().Add(d)
-}
-
-func (q *settle) resetTimer(d time.Duration) {
-	q.timer.Reset(d)
-	q.deadline = time.Now().Add(d)
-}
-
-// written takes a write. closes says whether the writer's close will be
-// reported. It starts a wait for writes to end, or extends one; a doubt
+// written takes a write at now. closes says whether the writer's close will
+// be reported. It starts a wait for writes to end, or extends one; a doubt
 // becomes one.
-func (q *settle) written(why Reason, closes bool) {
-	now := time.Now()
+func (w *readWait) written(why Reason, closes bool, now time.Time) {
 	switch {
-	case q.state == settled || q.state == doubting || q.state == awaitingClose:
-		q.stop()
-		q.begin(now, why, quieting)
+	case w.state == waitNone || w.state == waitDoubt || w.state == waitEmptyOpen:
+		w.begin(now, why, waitQuiet)
 		if closes {
-			q.state = writing
+			w.state = waitClose
 		}
-		q.setTimer(q.pause())
+		w.deadline = now.Add(w.pause())
 		return
 	case closes:
 		// A quiet-window wait (the re-check saw the file change) that the
 		// writer's first event catches up with now waits for the writer.
-		q.state = writing
-	case q.state == guessing:
-		q.state = quieting
-		if q.carried {
+		w.state = waitClose
+	case w.state == waitGuess:
+		w.state = waitQuiet
+		if w.carried {
 			// The burst the guess's start was carried from was renames:
 			// a heard writer is another matter, and its writes get a
 			// cap of their own.
-			q.start, q.carried = now, false
+			w.start, w.carried = now, false
 		}
 	}
-	q.resetTimer(q.delay(now))
+	w.deadline = now.Add(w.delay(now))
 }
 
 // delay is how long after a write at now the wait's read is due: a pause
 // later, unless that passes the cap, and then at the cap's first gap
 // between writes (capGap), or a pause after the cap.
-func (q *settle) delay(now time.Time) time.Duration {
-	toCap := q.start.Add(maxWaitFactor * q.pause()).Sub(now)
-	if q.pause() <= toCap {
-		return q.pause()
+func (w *readWait) delay(now time.Time) time.Duration {
+	toCap := w.start.Add(maxWaitFactor * w.pause()).Sub(now)
+	if w.pause() <= toCap {
+		return w.pause()
 	}
-	return max(0, min(q.pause(), toCap+q.pause(), max(toCap, capGap)))
+	return max(0, min(w.pause(), toCap+w.pause(), max(toCap, capGap)))
 }
 
 // resume takes a read, at the end of a wait for writes, that found the file
 // written within the pause: their events had not come yet. The wait goes
 // on from where it began, so that its cap still holds.
-func (q *settle) resume(closes bool) {
-	q.stop()
-	q.state = quieting
+func (w *readWait) resume(closes bool, now time.Time) {
+	w.state = waitQuiet
 	if closes {
-		q.state = writing
+		w.state = waitClose
 	}
-	q.setTimer(q.delay(time.Now()))
+	w.deadline = now.Add(w.delay(now))
 }
 
 // emptyWhileOpen takes a file found empty while its writer holds it open:
 // nothing is believed until the writer closes or writes, or maxWriterWait
 // has passed since the writer began (since the last wait began, if the
 // read was that wait's end).
-func (q *settle) emptyWhileOpen(why Reason) {
-	since := q.start
-	if q.state != settled || since.IsZero() {
-		since = time.Now()
+func (w *readWait) emptyWhileOpen(why Reason, now time.Time) {
+	since := w.start
+	if w.state != waitNone || since.IsZero() {
+		since = now
 	}
-	q.stop()
-	q.begin(since, why, awaitingClose)
-	q.setTimer(max(0, time.Until(since.Add(maxWriterWait))))
+	w.begin(since, why, waitEmptyOpen)
+	w.deadline = since.Add(maxWriterWait)
+	if w.deadline.Before(now) {
+		w.deadline = now
+	}
 }
 
 // guess starts a wait for writes that nothing but a changed stat suggests,
@@ -197,24 +198,24 @@ func (q *settle) emptyWhileOpen(why Reason) {
 // (moved) keeps that wait's start, so that the cap bounds a burst of files
 // renamed over the path, each guessed at, as it bounds a burst of writes;
 // a write heard in it then starts the cap afresh (see written).
-func (q *settle) guess(why Reason) {
-	if q.blocksReads() {
+func (w *readWait) guess(why Reason, now time.Time) {
+	if w.blocksReads() {
 		return
 	}
-	q.written(why, false)
-	q.state = guessing
-	if !q.movedStart.IsZero() {
-		q.start, q.carried = q.movedStart, true
-		q.resetTimer(q.delay(time.Now()))
+	w.written(why, false, now)
+	w.state = waitGuess
+	if !w.movedStart.IsZero() {
+		w.start, w.carried = w.movedStart, true
+		w.deadline = now.Add(w.delay(now))
 	}
 }
 
 // swapSeen takes an event that shows the change to be a rename or a swap,
 // which is read at once: it ends a guessed wait, as if the re-check had not
 // come first.
-func (q *settle) swapSeen() {
-	if q.state == guessing {
-		q.stop()
+func (w *readWait) swapSeen() {
+	if w.state == waitGuess {
+		w.stop()
 	}
 }
 
@@ -224,116 +225,99 @@ func (q *settle) swapSeen() {
 // the new file in the same refresh (refreshDone forgets it): a wait for writes
 // heard, or for a writer's close, is no guess, and the next file's writers
 // get a wait of their own.
-func (q *settle) moved() {
-	if q.blocksReads() {
-		start, guessed := q.start, q.state == guessing
-		q.stop()
+func (w *readWait) moved() {
+	if w.blocksReads() {
+		start, guessed := w.start, w.state == waitGuess
+		w.stop()
 		if guessed {
-			q.movedStart = start
+			w.movedStart = start
 		}
 	}
 }
 
 // refreshDone ends a refresh of the path: a wait that moved on in it is no
 // longer carried on by a guess.
-func (q *settle) refreshDone() { q.movedStart = time.Time{} }
+func (w *readWait) refreshDone() { w.movedStart = time.Time{} }
 
 // closeLost turns a wait for a writer into a wait for quiet: events were
 // lost, and the writer's close or writes may have been among them.
-func (q *settle) closeLost() {
-	if q.state == writing || q.state == awaitingClose {
-		q.state = quieting
-		q.resetTimer(q.window)
+func (w *readWait) closeLost(now time.Time) {
+	if w.state == waitClose || w.state == waitEmptyOpen {
+		w.state = waitQuiet
+		w.deadline = now.Add(w.window)
 	}
 }
 
-// writerClosed takes a writer's close. It ends any wait, and reports
-// whether there was one: what the writer wrote is all there. That ends a
-// doubt too: a file created empty and closed so is empty on purpose.
-func (q *settle) writerClosed() bool {
-	if q.state == settled {
-		return false
-	}
-	q.stop()
-	return true
-}
+// writerClosed takes a writer's close. It ends any wait: what the writer
+// wrote is all there. That ends a doubt too: a file created empty and
+// closed so is empty on purpose.
+func (w *readWait) writerClosed() { w.stop() }
 
 // doubt starts a doubt, unless a wait is running: its end reads anyway, and
 // events during it must not postpone a real problem's report.
-func (q *settle) doubt(why Reason) {
-	if q.state != settled {
+func (w *readWait) doubt(why Reason, now time.Time) {
+	if w.state != waitNone {
 		return
 	}
-	q.begin(time.Now(), why, doubting)
-	q.setTimer(q.window)
+	w.begin(now, why, waitDoubt)
+	w.deadline = now.Add(w.window)
 }
 
 // believed takes a read that is believed: it ends a doubt, which the read
 // has dispelled.
-func (q *settle) believed() {
-	if q.state == doubting {
-		q.stop()
+func (w *readWait) believed() {
+	if w.state == waitDoubt {
+		w.stop()
 	}
 }
 
 // blocksReads reports whether in-place writes are under way: a read now
 // could see them half done.
-func (q *settle) blocksReads() bool {
-	return q.state != settled && q.state != doubting
+func (w *readWait) blocksReads() bool {
+	return w.state != waitNone && w.state != waitDoubt
 }
 
-// C fires when the wait is over; then call fired.
-func (q *settle) C() <-chan time.Time {
-	if q.timer == nil {
-		return nil
-	}
-	return q.timer.C
-}
-
-// fired ends the wait whose timer fired. It returns what started it, and
-// how far the read it calls for is to be believed. The wait's start is
-// kept, for emptyWhileOpen.
-func (q *settle) fired() (Reason, trust) {
+// fired ends the wait, its deadline reached at now. It returns what started
+// it, and how far the read it calls for is to be believed. The wait's
+// start is kept, for emptyWhileOpen.
+func (w *readWait) fired(now time.Time) (Reason, trust) {
 	t := believed
 	switch {
-	case q.state == awaitingClose:
+	case w.state == waitEmptyOpen:
 		// The writer was given maxWriterWait: what the file holds now is
 		// believed, however empty.
-	case q.blocksReads() && time.Since(q.start) >= maxWaitFactor*q.pause():
+	case w.blocksReads() && now.Sub(w.start) >= maxWaitFactor*w.pause():
 		t = capped
-	case q.state == writing:
+	case w.state == waitClose:
 		t = heldOpen
-	case q.state == quieting || q.state == guessing:
+	case w.state == waitQuiet || w.state == waitGuess:
 		t = quieted
 	}
-	q.state, q.timer = settled, nil
-	return q.why, t
+	w.state, w.deadline = waitNone, time.Time{}
+	return w.why, t
 }
 
 // stop ends any wait.
-func (q *settle) stop() {
-	if q.timer != nil {
-		q.timer.Stop()
-	}
-	q.state, q.timer = settled, nil
+func (w *readWait) stop() {
+	w.state, w.deadline = waitNone, time.Time{}
 }
 
-func (q *settle) begin(at time.Time, why Reason, s settleState) {
-	q.start, q.why, q.state, q.carried = at, why, s, false
+func (w *readWait) begin(at time.Time, why Reason, s waitState) {
+	w.start, w.why, w.state, w.carried = at, why, s, false
 }
 
 // pause is how long writes must pause for the wait to end.
-func (q *settle) pause() time.Duration {
-	if q.state == writing {
-		return min(q.window, heldOpenWindow)
+func (w *readWait) pause() time.Duration {
+	if w.state == waitClose {
+		return min(w.window, heldOpenWindow)
 	}
-	return q.window
+	return w.window
 }
 
 // describe says what the wait is and when it ends, for traces.
-func (q *settle) describe() string {
-	if q.state == settled {
+func (w *readWait) describe() string {
+	if w.state == waitNone {
 		return "none"
 	}
-	return q.state.String() + " until " + q.deadline.Sub(epoch).String()
+	return w.state.String() + " until " + w.deadline.Sub(epoch).String()
 }

@@ -1,0 +1,77 @@
+package file
+
+import (
+	"errors"
+	"io/fs"
+	"syscall"
+)
+
+// errClass is what a failed system call says of the path, the kernel or
+// the process: the one table every decision about an error reads.
+type errClass uint8
+
+const (
+	// errVanished: the path no longer leads where it did (a name on the
+	// way removed, or no longer a directory).
+	errVanished errClass = 1 << iota
+	// errRefused: permission denied.
+	errRefused
+	// errLimited: a kernel limit ran out (inotify instances or watches,
+	// file descriptors): retrying soon would fail again.
+	errLimited
+	// errProcess: a read failed for a reason of the process or the
+	// machine (descriptors or memory exhausted, interrupted), not of the
+	// file: retrying soon will likely read it.
+	errProcess
+)
+
+// errnoClasses is what each errno says. A platform adds its own codes in
+// platformErrnoClasses.
+var errnoClasses = map[syscall.Errno]errClass{
+	syscall.ENOENT:  errVanished,
+	syscall.ENOTDIR: errVanished,
+	syscall.EACCES:  errRefused,
+	syscall.EPERM:   errRefused,
+	syscall.ENOSPC:  errLimited,
+	syscall.EMFILE:  errLimited | errProcess,
+	syscall.ENFILE:  errLimited | errProcess,
+	syscall.ENOMEM:  errProcess,
+	syscall.ENOBUFS: errProcess,
+	syscall.EAGAIN:  errProcess,
+	syscall.EINTR:   errProcess,
+}
+
+// classOf returns the classes of err's errno, if it wraps one.
+func classOf(err error) errClass {
+	var errno syscall.Errno
+	if err == nil || !errors.As(err, &errno) {
+		return 0
+	}
+	if c, ok := errnoClasses[errno]; ok {
+		return c
+	}
+	return platformErrnoClasses[errno]
+}
+
+// vanished reports whether an Add failed because the path no longer leads
+// where it did.
+func vanished(err error) bool {
+	return classOf(err)&errVanished != 0 || errors.Is(err, fs.ErrNotExist)
+}
+
+// refused reports whether an Add failed for want of permission.
+func refused(err error) bool { return classOf(err)&errRefused != 0 }
+
+// limited reports whether an Add failed on a kernel limit.
+func limited(err error) bool { return classOf(err)&errLimited != 0 }
+
+// processError reports whether a read failed for a reason of the process
+// or the machine, not of the file: retrying soon will likely read it.
+func processError(err error) bool { return classOf(err)&errProcess != 0 }
+
+// eventsUnavailable reports whether err says filesystem events cannot be
+// had (inotify instances or watches exhausted, a watch refused), as opposed
+// to a watch that broke: retrying soon would fail again, polling works.
+func eventsUnavailable(err error) bool {
+	return classOf(err)&(errLimited|errRefused) != 0 || errors.Is(err, errors.ErrUnsupported)
+}

@@ -1,0 +1,107 @@
+package file
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// facts is what the judge may know of the disk and of the watches, as
+// they are at one moment: the judge asks, and does no I/O itself. The
+// shell answers from the disk (diskFacts); table tests answer from data.
+//
+// One set of facts answers for one batch of events: those queued when a
+// read was made, say, all of which happened before the first stat taken
+// for them. So each path is stat'ed at most once per batch, however many
+// events ask (a rename-over's three events on the old file would otherwise
+// cost five stats on the way to the callback).
+type facts interface {
+	// stat is the file path leads to now, following symlinks; nil if none.
+	stat(path string) fs.FileInfo
+	// lstat is path itself now, not following a symlink; nil if nothing.
+	lstat(path string) fs.FileInfo
+	// subject sums up the stat of everything the subject reads, as the
+	// subject's stat does; zero if it cannot be stat'ed.
+	subject() signature
+	// swapped is when the ..data link of the kubelet volume vol was made,
+	// if it can be told.
+	swapped(vol string) (time.Time, bool)
+	// watched reports whether the notifier watches path.
+	watched(path string) bool
+	// refused reports whether a watch on path was refused.
+	refused(path string) bool
+}
+
+// diskFacts answers from the disk and the session's watch set, each
+// question once until reset.
+type diskFacts struct {
+	subj    subject
+	ws      *watchSet
+	stats   map[string]fs.FileInfo // by path; a nil value: asked, none there
+	lstats  map[string]fs.FileInfo
+	sig     signature
+	sigTook bool
+}
+
+func newDiskFacts(subj subject, ws *watchSet) *diskFacts {
+	return &diskFacts{subj: subj, ws: ws, stats: make(map[string]fs.FileInfo, 2), lstats: make(map[string]fs.FileInfo, 2)}
+}
+
+// reset forgets every answer: what follows is another batch.
+func (d *diskFacts) reset() {
+	clear(d.stats)
+	clear(d.lstats)
+	d.sigTook = false
+}
+
+func (d *diskFacts) stat(path string) fs.FileInfo {
+	if info, ok := d.stats[path]; ok {
+		return info
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		info = nil
+	}
+	d.stats[path] = info
+	return info
+}
+
+func (d *diskFacts) lstat(path string) fs.FileInfo {
+	if info, ok := d.lstats[path]; ok {
+		return info
+	}
+	info, err := os.Lstat(path)
+	if err != nil {
+		info = nil
+	}
+	d.lstats[path] = info
+	return info
+}
+
+func (d *diskFacts) subject() signature {
+	if d.sigTook {
+		return d.sig
+	}
+	d.sig, d.sigTook = 0, true
+	if f, ok := d.subj.(*fileSubject); ok {
+		// One file: its stat is the one stat asks for too.
+		if info := d.stat(f.abs); info != nil {
+			d.sig = signOf(0, "", info)
+		}
+	} else {
+		d.sig = d.subj.stat()
+	}
+	return d.sig
+}
+
+func (d *diskFacts) swapped(vol string) (time.Time, bool) {
+	link := d.lstat(filepath.Join(vol, dataLink))
+	if link == nil {
+		return time.Time{}, false
+	}
+	return link.ModTime(), true
+}
+
+func (d *diskFacts) watched(path string) bool { return d.ws.watched[path] }
+func (d *diskFacts) refused(path string) bool { return d.ws.refused[path] != nil }
