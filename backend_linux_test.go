@@ -110,9 +110,9 @@ func TestHubServesOneWatchUnderEachOfItsPaths(t *testing.T) {
 		defer bsub.Close()
 		w := raw.last()
 		w.sameInode("/srv/a", "/srv/b")
-		require.NoError(t, a.Add("/srv/a"))
+		require.NoError(t, added(a.Add("/srv/a")))
 		a.Want("/srv/a/config.yaml")
-		require.NoError(t, bsub.Add("/srv/b"))
+		require.NoError(t, added(bsub.Add("/srv/b")))
 		bsub.Want("/srv/b/config.yaml")
 		assert.Equal(t, []string{"/srv/a", "/srv/b"}, w.watched(), "one inode, watched once")
 
@@ -148,11 +148,13 @@ func TestHubForgetsAWatchTheKernelDropped(t *testing.T) {
 		h := newHub(raw.newBackend)
 		s, _ := h.subscribe()
 		defer s.Close()
-		require.NoError(t, s.Add("/vol/..2026"))
+		id, err := s.Add("/vol/..2026")
+		require.NoError(t, err)
 		w := raw.last()
 		w.send("/vol/..2026", opDropped)
 		synctest.Wait()
-		assert.Equal(t, event{name: "/vol/..2026", op: opRemove}, <-s.(*subscription).events)
+		assert.Equal(t, event{name: "/vol/..2026", op: opRemove | opGone, watch: id}, <-s.(*subscription).events,
+			"the path went, and the inode with it, told on its watch")
 		h.mu.Lock()
 		assert.Empty(t, h.watches)
 		assert.Empty(t, s.(*subscription).paths)
@@ -180,9 +182,9 @@ func TestAMountChangeRescansOnlyWhatItMoves(t *testing.T) {
 		elsewhere, _ := h.subscribe()
 		defer under.Close()
 		defer elsewhere.Close()
-		require.NoError(t, under.Add("/etc/app"))
+		require.NoError(t, added(under.Add("/etc/app")))
 		under.Want("/etc/app/config.yaml")
-		require.NoError(t, elsewhere.Add("/srv"))
+		require.NoError(t, added(elsewhere.Add("/srv")))
 		elsewhere.Want("/srv/config.yaml")
 		queued := func(n notifier) int { return len(n.(*subscription).events) }
 
@@ -235,7 +237,7 @@ func BenchmarkInotifyBatch(b *testing.B) {
 	require.NoError(b, err)
 	defer n.Close()
 	dir := filepath.Join(b.TempDir(), "etc", "app")
-	require.NoError(b, n.Add(dir))
+	require.NoError(b, added(n.Add(dir)))
 	n.Want(filepath.Join(dir, "config.yaml"))
 	id, _ := raw.last().Add(dir)
 

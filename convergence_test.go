@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,6 +39,8 @@ var (
 	convSeqs     = flag.Int("convergence.seqs", 40, "sequences to run")
 	convDuration = flag.Duration("convergence.soak", 0, "run sequences for this long instead (soak)")
 	convParallel = flag.Int("convergence.parallel", 4, "sequences run at once")
+	convTail     = flag.String("convergence.tail", "", "operations every sequence ends with, by name, comma-separated")
+	convWithin   = flag.Duration("convergence.within", 5*time.Second, "how soon the last update must be delivered")
 )
 
 // sampleSeed is the first seed of the fixed sample.
@@ -494,8 +497,12 @@ func runSequence(t *testing.T, seed uint64) int {
 	}))
 
 	n := 5 + rng.IntN(46)
+	ops := make([]change, 0, n)
 	for range n {
-		o := changes[rng.IntN(len(changes))]
+		ops = append(ops, changes[rng.IntN(len(changes))])
+	}
+	ops = append(ops, tail(t)...)
+	for _, o := range ops {
 		w.log = append(w.log, o.name)
 		w.newDir, w.madeDir = w.madeDir, false
 		require.NoError(t, o.do(w), "op %q; seed %d; ops so far: %v", o.name, seed, w.log)
@@ -507,7 +514,7 @@ func runSequence(t *testing.T, seed uint64) int {
 		defer func() { t.Logf("calls: %s", r) }()
 	}
 	settled := func() bool { return converged(w.path, string(base), r) == nil }
-	if !waitUntil(5*time.Second, settled) {
+	if !waitUntil(*convWithin, settled) {
 		t.Errorf("seed %d: not converged: %v\nops: %s\ncalls: %s", seed, converged(w.path, string(base), r), strings.Join(w.log, ", "), r)
 	}
 	// Nothing more may arrive once settled: no late repeat, no stale state.
@@ -540,6 +547,20 @@ func runSequence(t *testing.T, seed uint64) int {
 		t.Errorf("seed %d: callback after Unwatch returned", seed)
 	}
 	return n
+}
+
+// tail is the operations -convergence.tail names.
+func tail(t *testing.T) []change {
+	var out []change
+	for name := range strings.SplitSeq(*convTail, ",") {
+		if name = strings.TrimSpace(name); name == "" {
+			continue
+		}
+		i := slices.IndexFunc(changes, func(c change) bool { return c.name == name })
+		require.GreaterOrEqual(t, i, 0, "no operation named %q", name)
+		out = append(out, changes[i])
+	}
+	return out
 }
 
 // converged says how what the user last got falls short of the file on

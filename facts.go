@@ -31,6 +31,10 @@ type facts interface {
 	watched(path string) bool
 	// refused reports whether a watch on path was refused.
 	refused(path string) bool
+	// ownWatch is the id of the watch of the file at path by itself, if
+	// there is one and it was added for the file info describes; zero
+	// otherwise.
+	ownWatch(path string, info fs.FileInfo) int
 }
 
 // diskFacts answers from the disk and the session's watch set, each
@@ -105,3 +109,10 @@ func (d *diskFacts) swapped(vol string) (time.Time, bool) {
 
 func (d *diskFacts) watched(path string) bool { return d.ws.watched[path] }
 func (d *diskFacts) refused(path string) bool { return d.ws.refused[path] != nil }
+
+func (d *diskFacts) ownWatch(path string, info fs.FileInfo) int {
+	if of := d.ws.fileOf[path]; of != nil && sameFile(of, info) {
+		return d.ws.ids[path]
+	}
+	return 0
+}

@@ -2,6 +2,7 @@ package file
 
 import (
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -35,7 +36,7 @@ func (fs *fakes) new() (notifier, error) {
 		return nil, err
 	}
 	n := &fakeNotifier{fakeChannels: newFakeChannels(fs.buffered), fs: fs,
-		paths: make(map[string]bool), wants: make(map[string]bool)}
+		paths: make(map[string]bool), wants: make(map[string]bool), ids: make(map[fakeInode]int)}
 	fs.made = append(fs.made, n)
 	return n, nil
 }
@@ -86,24 +87,43 @@ func (fs *fakes) gaps() []time.Duration {
 // errors, closes its channels, and reads what it watches and wants.
 type fakeNotifier struct {
 	fakeChannels
-	fs    *fakes
-	paths map[string]bool // guarded by mu
-	wants map[string]bool // guarded by mu
+	fs     *fakes
+	paths  map[string]bool   // guarded by mu
+	wants  map[string]bool   // guarded by mu
+	ids    map[fakeInode]int // guarded by mu
+	lastID int               // guarded by mu
 }
 
-func (n *fakeNotifier) Add(path string) error {
+// Add watches path. Its id is that of the inode path names now, as the
+// kernel's would be: the same for the same inode, a new one for another.
+func (n *fakeNotifier) Add(path string) (int, error) {
 	n.fs.mu.Lock()
 	addErr := n.fs.addErr
 	n.fs.mu.Unlock()
 	if addErr != nil {
 		if err := addErr(path); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.paths[path] = true
-	return nil
+	var ino uint64
+	if info, err := os.Lstat(path); err == nil {
+		_, ino = fileID(info)
+	}
+	if id, ok := n.ids[fakeInode{path, ino}]; ok {
+		return id, nil
+	}
+	n.lastID++
+	n.ids[fakeInode{path, ino}] = n.lastID
+	return n.lastID, nil
+}
+
+// fakeInode is what a fake watch's id stands for.
+type fakeInode struct {
+	path string
+	ino  uint64
 }
 
 func (n *fakeNotifier) Remove(path string) {

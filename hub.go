@@ -128,7 +128,7 @@ func (h *hub) dispatch(in *instance, batch []rawEvent) {
 		}
 		for path, users := range w.paths {
 			if ev.name == "" {
-				h.selfEventLocked(path, users, ev.op)
+				h.selfEventLocked(path, ev.id, users, ev.op)
 				continue
 			}
 			h.entryEventLocked(path, ev.name, users, ev.op)
@@ -183,14 +183,16 @@ func appendJoin(dst []byte, dir, name string) []byte {
 }
 
 // selfEventLocked hands an event on the watched inode itself to those
-// watching it under path. That the kernel dropped the watch is, to them,
-// that path went.
-func (h *hub) selfEventLocked(path string, users map[*subscription]bool, o op) {
+// watching it under path, with the id of the watch it came on. That the
+// kernel dropped the watch is, to them, that path went, and the inode
+// with it: the kernel drops a watch when its inode is deleted, its last
+// user done with it, or its filesystem unmounted, not when it is moved.
+func (h *hub) selfEventLocked(path string, id int, users map[*subscription]bool, o op) {
 	if o&opDropped != 0 {
-		o = o&^opDropped | opRemove
+		o = o&^opDropped | opRemove | opGone
 	}
 	for s := range users {
-		s.deliverLocked(event{name: path, op: o})
+		s.deliverLocked(event{name: path, op: o, watch: id})
 	}
 }
 
@@ -333,26 +335,26 @@ func (s *subscription) throughLocked(point string) bool {
 // the path may name another inode now (a directory deleted and created
 // again, a directory renamed over it), and the old watch is then released.
 // Asking again for a live watch costs one cheap system call.
-func (s *subscription) Add(path string) error {
+func (s *subscription) Add(path string) (int, error) {
 	h := s.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !s.liveLocked() {
-		return errNotifierClosed
+		return 0, errNotifierClosed
 	}
 	id, err := s.in.b.Add(path)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if old, ok := s.paths[path]; ok {
 		if old == id {
-			return nil
+			return id, nil
 		}
 		h.releaseLocked(s, path, old)
 	}
 	s.paths[path] = id
 	h.useLocked(s, path, id)
-	return nil
+	return id, nil
 }
 
 // Remove stops watching path, for this subscription.

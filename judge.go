@@ -41,12 +41,49 @@ type judge struct {
 	drop []string // watches the kernel dropped, for the session to forget
 }
 
+// awaitedWatch is the path of the file a wait is for, once the judge asks
+// for the file's own watch (see waitFor); "" if none is wanted.
+func (j *judge) awaitedWatch() string {
+	if j.writer.path == "" || j.writer.watch != 0 || !j.wait.blocksReads() {
+		return ""
+	}
+	return j.writer.path
+}
+
+// awaitWatched takes the id of the own watch the session added on the
+// awaited file, once it found the file there still: the file's witness.
+// Zero says it could not: the file is no longer there, or is not that
+// file, and the wait goes on without a witness.
+func (j *judge) awaitWatched(id int) {
+	j.writer.watch = id
+	if id == 0 {
+		j.writer.path = "" // not asked again
+	}
+}
+
+// awaitedKept is the path of the awaited file's own watch, which the
+// session keeps while the wait holds, whatever the path leads to; "" if
+// none.
+func (j *judge) awaitedKept() string {
+	if j.writer.watch == 0 || !j.wait.blocksReads() {
+		return ""
+	}
+	return j.writer.path
+}
+
 // writerWait is what a session knows of the writers a wait is for.
 type writerWait struct {
 	writes int         // in-place writes seen, counted to tell whether a writer began
 	file   fs.FileInfo // the file a wait for writers is for; nil if not known
 	seen   int         // writes seen when file was taken: see changedUnheard
 	restat bool        // the path may lead elsewhere since file was taken: the next write says which file is written
+
+	// The file's own watch, its witness: a watch is of one inode for as
+	// long as it lives, so what comes on it is that file's, whatever name
+	// the path shows, even where another file was given its inode number.
+	path  string // where file was found, to watch it by itself
+	watch int    // the id of file's own watch; zero if it has none
+	gone  bool   // its own watch said it is gone for good
 }
 
 // due is what the judge has asked the session to do next.
@@ -150,6 +187,9 @@ func (j *judge) event(ev event, f facts, now time.Time) eventKind {
 
 // classify says what a relevant event asks for.
 func (j *judge) classify(ev event, name string, f facts) eventKind {
+	if k, ok := j.witnessed(ev); ok {
+		return k
+	}
 	closes := j.caps.closes && j.wait.window > 0
 	switch {
 	case !j.view.atomic && name != j.view.swap && j.wait.window > 0:
@@ -189,6 +229,27 @@ func (j *judge) classify(ev event, name string, f facts) eventKind {
 		return j.classifyTouch(ev, name, f)
 	}
 	return eventIgnored
+}
+
+// witnessed says what an event on the own watch of the file a wait is for
+// asks, if that is where it came: the file's writer's writes and close,
+// whatever name the path shows now; the file gone for good, which leaves
+// the wait nothing to wait for, even where the path leads to a file given
+// its inode number since.
+func (j *judge) witnessed(ev event) (eventKind, bool) {
+	if ev.watch == 0 || ev.watch != j.writer.watch || !j.wait.blocksReads() {
+		return 0, false
+	}
+	switch {
+	case ev.has(opGone):
+		j.writer.gone = true
+		return eventLook, true
+	case ev.has(opWrite):
+		return eventWrite, true
+	case ev.has(opClose):
+		return eventClosed, true
+	}
+	return 0, false
 }
 
 // ofFileRead reports whether an event on name is about the file the path
@@ -343,15 +404,25 @@ func (j *judge) written(name string, f facts, now time.Time) {
 		return
 	}
 	if j.writer.file == nil || j.writer.restat || !j.wait.blocksReads() {
-		j.waitFor(f.stat(name))
+		j.waitFor(f.stat(name), name, f)
 	}
 	j.writer.writes++
 	j.wait.written(ReasonWrite, j.caps.closes, now)
 }
 
-// waitFor notes the file a wait for writers begins for (nil: not known).
-func (j *judge) waitFor(info fs.FileInfo) {
+// waitFor notes the file a wait for writers begins for (nil: not known),
+// and path, where it was found ("" if not known). Where the notifier can
+// watch a file by itself, the wait takes the file's own watch as its
+// witness: the one the path has if it was added for that file, or one the
+// session adds now (awaitedWatch).
+func (j *judge) waitFor(info fs.FileInfo, path string, f facts) {
 	j.writer.file, j.writer.restat, j.writer.seen = info, false, j.writer.writes
+	j.writer.path, j.writer.watch, j.writer.gone = "", 0, false
+	if info == nil || path == "" || !j.caps.files {
+		return
+	}
+	j.writer.path = path
+	j.writer.watch = f.ownWatch(path, info)
 }
 
 // made decides how to read what was created where the path leads, not
@@ -371,11 +442,11 @@ func (j *judge) made(name string, f facts, now time.Time) {
 		j.wait.swapSeen()
 		j.due.look = true
 	case info.Size() == 0 && j.caps.closes:
-		j.waitFor(info)
+		j.waitFor(info, name, f)
 		j.writer.writes++
 		j.wait.emptyWhileOpen(ReasonWrite, now)
 	default:
-		j.waitFor(info)
+		j.waitFor(info, name, f)
 		j.writer.writes++
 		j.wait.written(ReasonWrite, j.caps.closes, now)
 	}
@@ -387,6 +458,9 @@ func (j *judge) made(name string, f facts, now time.Time) {
 func (j *judge) ledElsewhere() bool {
 	if j.view.chain == nil || j.writer.file == nil {
 		return false // a set's resolution names no file
+	}
+	if j.writer.gone {
+		return true // whatever the path leads to, even with its inode number
 	}
 	return j.view.file == nil || !sameFile(j.writer.file, j.view.file)
 }

@@ -117,7 +117,7 @@ func (j *judge) read(r *reading, o *readOrder, via fs.FileInfo, f facts, now tim
 	lately := func(d time.Duration) bool { return waits && r.err == nil && j.writtenWithin(&r.c, d, f, now) }
 	switch {
 	case t == heldOpen && doubted && r.err == nil:
-		j.waitFor(r.c.info)
+		j.waitFor(r.c.info, j.readPath(r), f)
 		j.wait.emptyWhileOpen(r.why, now)
 		return verdictHold
 	case (t == doubtful || t == heldOpen || (t == quieted || t == capped) && r.err == nil) && doubted:
@@ -129,7 +129,7 @@ func (j *judge) read(r *reading, o *readOrder, via fs.FileInfo, f facts, now tim
 		// A writer truncated the file as it was read: wait for it, as for
 		// one no event told of (its event may not have come yet). Even at
 		// a cap: what was read is a part, and the writer is at it now.
-		j.awaitUnseenWriter(r.why, r.c.info, now)
+		j.awaitUnseenWriter(r.why, r.c.info, j.readPath(r), f, now)
 		return verdictHold
 	case t == capped:
 	case (t == believed || t == quieted) && lately(j.wait.window), t == heldOpen && lately(j.writerPause()):
@@ -139,7 +139,7 @@ func (j *judge) read(r *reading, o *readOrder, via fs.FileInfo, f facts, now tim
 		// nothing says one holds it open (a rename may have brought it, or
 		// a read before took its writer's close), and a close that never
 		// comes would hold it back for maxWriterWait.
-		j.waitFor(r.c.info)
+		j.waitFor(r.c.info, j.readPath(r), f)
 		j.wait.resume(j.caps.closes && !doubted, now)
 		return verdictHold
 	case (fresh || t == doubtful && !j.caps.closes && r.why != ReasonStart) && lately(j.writerPause()):
@@ -153,12 +153,21 @@ func (j *judge) read(r *reading, o *readOrder, via fs.FileInfo, f facts, now tim
 			j.wait.doubt(r.why, now)
 			return verdictHold
 		}
-		j.awaitUnseenWriter(r.why, r.c.info, now)
+		j.awaitUnseenWriter(r.why, r.c.info, j.readPath(r), f, now)
 		return verdictHold
 	case waits && j.events:
 		return verdictAsk
 	}
 	return verdictBelieve
+}
+
+// readPath is where the file r read is, if the resolution it went by led
+// to it: the file's real path. "" if not known.
+func (j *judge) readPath(r *reading) string {
+	if len(j.view.files) != 1 || j.view.file == nil || r.c.info == nil || !sameFile(r.c.info, j.view.file) {
+		return ""
+	}
+	return j.view.files[0]
 }
 
 // believe takes a read the judge believes: it ends a doubt, and is what
@@ -183,8 +192,8 @@ func (j *judge) writerPause() time.Duration {
 // file open (its close, or its pause, reads); elsewhere, a quiet window,
 // which an event showing a swap ends. info is the file it may be at work
 // on.
-func (j *judge) awaitUnseenWriter(why Reason, info fs.FileInfo, now time.Time) {
-	j.waitFor(info)
+func (j *judge) awaitUnseenWriter(why Reason, info fs.FileInfo, path string, f facts, now time.Time) {
+	j.waitFor(info, path, f)
 	if j.caps.closes {
 		j.wait.written(why, true, now)
 		return
@@ -331,7 +340,7 @@ func (j *judge) look(force bool, st signature) lookKind {
 // whether a writer is done, so it is given a window.
 func (j *judge) guess(why Reason, now time.Time) {
 	if !j.wait.blocksReads() {
-		j.waitFor(nil) // no event names the file written
+		j.waitFor(nil, "", nil) // no event names the file written
 	}
 	j.wait.guess(why, now)
 }

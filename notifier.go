@@ -3,7 +3,7 @@ package file
 // op is what happened, as far as a watch session cares. An event is only a
 // hint to look again, never a description of the change: the session
 // re-resolves and re-reads, and judges by content.
-type op uint8
+type op uint16
 
 const (
 	opCreate  op = 1 << iota // an entry appeared: created, moved in, linked
@@ -14,6 +14,7 @@ const (
 	opRescan                 // events were lost, or something changed that no event reports (a mount): look at everything again
 	opDropped                // the kernel dropped the watch; backends only, the hub tells sessions opRemove
 	opMade                   // with opCreate: the entry was created there, not moved in, so its creator may still be writing it; only where closes are reported
+	opGone                   // with opRemove, on a watch of the inode itself: the inode is gone for good (deleted, or its filesystem unmounted), not moved
 )
 
 // event is what a notifier tells a session: op happened to name. An
@@ -21,6 +22,13 @@ const (
 type event struct {
 	name string
 	op   op
+	// watch is the watch the event came on, when it is about the watched
+	// file or directory itself rather than one of its entries: the id
+	// Add returned for it (zero otherwise). A watch is of one inode, for
+	// as long as the inode lives: its events are that file's, whatever
+	// name the path shows now, even where a new file is given the inode
+	// number of one deleted (which a stat could not tell apart).
+	watch int
 }
 
 func (e event) has(o op) bool { return e.op&o != 0 }
@@ -36,8 +44,9 @@ func (e event) has(o op) bool { return e.op&o != 0 }
 type notifier interface {
 	// Add watches path, a directory or a file, not following a symlink:
 	// events on path itself and, for a directory, on each of its entries
-	// that is wanted. Adding a path again watches what it names now.
-	Add(path string) error
+	// that is wanted. Adding a path again watches what it names now. It
+	// returns the watch's id, which the events on path itself carry.
+	Add(path string) (int, error)
 	// Remove stops watching path.
 	Remove(path string)
 	// Want asks for the events that name path; a path ending in a
@@ -75,7 +84,7 @@ type caps struct {
 // never has an event, so the session's loop is woken by its timers alone.
 type noEvents struct{}
 
-func (noEvents) Add(string) error       { return nil }
+func (noEvents) Add(string) (int, error) { return 0, nil }
 func (noEvents) Remove(string)          {}
 func (noEvents) Want(string)            {}
 func (noEvents) Forget(map[string]bool) {}

@@ -166,14 +166,14 @@ func (p *privateNotifier) wanted(name string) bool {
 	return p.wants[name] || p.dirs[name]
 }
 
-func (p *privateNotifier) Add(dir string) error {
+func (p *privateNotifier) Add(dir string) (int, error) {
 	if err := p.w.Add(dir); err != nil {
-		return err
+		return 0, err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.dirs[dir] = true
-	return nil
+	return 0, nil
 }
 
 func (p *privateNotifier) Remove(dir string) {

@@ -1,7 +1,6 @@
 package file
 
 import (
-	"errors"
 	"io/fs"
 	"os"
 	"syscall"

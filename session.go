@@ -284,7 +284,7 @@ func (s *session) judgeEvent(ev event, f facts) {
 		}
 		s.traceEvent(ev, kind)
 	}
-	s.forgetDropped()
+	s.judged()
 }
 
 // traceEvent traces what the judge made of an event.
@@ -372,6 +372,7 @@ func (s *session) offer(r *reading, o readOrder, via fs.FileInfo, traceRead bool
 	now := time.Now()
 	s.f.reset()
 	v := s.j.read(r, &o, via, s.f, now)
+	defer s.judged()
 	if traceHook != nil && traceRead {
 		tracef(s.t.path, "read %s %s fresh=%v: %s", o.why, o.trust, o.fresh, r.summary())
 	}
@@ -419,7 +420,7 @@ func (s *session) askQueue(r *reading, now time.Time) verdict {
 	if len(late) > 0 {
 		lf = newDiskFacts(s.t.subj, s.ws)
 	}
-	defer s.forgetDropped()
+	defer s.judged()
 	var taken []takenEvent
 	if traceHook != nil {
 		taken = make([]takenEvent, 0, len(queued)+len(late))
@@ -460,10 +461,15 @@ func drain(ch <-chan event) (queued, late []event, closed bool) {
 	}
 }
 
-// forgetDropped forgets the watches the judge says the kernel dropped.
-func (s *session) forgetDropped() {
+// judged carries out what the judge decided of the watches: it forgets
+// those the kernel dropped, and watches the file a wait is for by itself,
+// as its witness.
+func (s *session) judged() {
 	for _, p := range s.j.takeDropped() {
 		s.ws.drop(p)
+	}
+	if p := s.j.awaitedWatch(); p != "" {
+		s.j.awaitWatched(s.ws.addAwaited(p, s.j.writer.file, s.traceAdd))
 	}
 }
 

@@ -59,7 +59,7 @@ func (s *session) watchAfterRead(all bool) error {
 			s.j.watchesAdded(moved, st)
 		}
 	}
-	s.ws.prune(&s.view, s.traceRemove)
+	s.ws.prune(&s.view, s.j.awaitedKept(), s.traceRemove)
 	s.tellWatching()
 	return nil
 }
@@ -89,7 +89,7 @@ func (s *session) watchChain(all bool) error {
 		// Watches were added, or a path vanished as they were: the
 		// resolution may already be stale.
 	}
-	s.ws.prune(&s.view, s.traceRemove)
+	s.ws.prune(&s.view, s.j.awaitedKept(), s.traceRemove)
 	s.tellWatching()
 	if err != nil {
 		return err

@@ -26,7 +26,7 @@ func (o op) String() string {
 		bit  op
 		name string
 	}{{opCreate, "create"}, {opRemove, "remove"}, {opWrite, "write"}, {opClose, "close"},
-		{opAttrib, "attrib"}, {opRescan, "rescan"}, {opDropped, "dropped"}, {opMade, "made"}} {
+		{opAttrib, "attrib"}, {opRescan, "rescan"}, {opDropped, "dropped"}, {opMade, "made"}, {opGone, "gone"}} {
 		if o&b.bit != 0 {
 			names = append(names, b.name)
 		}

@@ -2,6 +2,8 @@ package file
 
 import (
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 )
@@ -12,16 +14,18 @@ import (
 // each read, and removes what the path no longer needs.
 type watchSet struct {
 	n       notifier
-	caps    caps             // what n can see
-	watched map[string]bool  // paths n watches: directories, and the files themselves
-	wanted  map[string]bool  // paths whose events n was asked for
-	anew    []string         // paths the last resolution wanted that were not wanted before it
-	refused map[string]error // paths a watch was refused on, and why; tried again at each look
-	dirty   bool             // watched changed since the sink was last told
+	caps    caps                   // what n can see
+	watched map[string]bool        // paths n watches: directories, and the files themselves
+	ids     map[string]int         // the id of each watched path's watch
+	fileOf  map[string]fs.FileInfo // the file each watch of a file by itself was added for, where known
+	wanted  map[string]bool        // paths whose events n was asked for
+	anew    []string               // paths the last resolution wanted that were not wanted before it
+	refused map[string]error       // paths a watch was refused on, and why; tried again at each look
+	dirty   bool                   // watched changed since the sink was last told
 }
 
 func newWatchSet(n notifier) *watchSet {
-	return &watchSet{n: n, caps: n.Caps(), watched: make(map[string]bool), wanted: make(map[string]bool),
+	return &watchSet{n: n, caps: n.Caps(), watched: make(map[string]bool), ids: make(map[string]int), fileOf: make(map[string]fs.FileInfo), wanted: make(map[string]bool),
 		refused: make(map[string]error)}
 }
 
@@ -98,13 +102,15 @@ func (w *watchSet) missing(v *sight, all bool) []string {
 // caller handles by resolving again.
 func (w *watchSet) add(v *sight, paths []string, trace func(string, error)) (added int, err error) {
 	for _, p := range paths {
-		err := w.n.Add(p)
+		id, err := w.n.Add(p)
 		if trace != nil {
 			trace(p, err)
 		}
 		switch {
 		case err == nil:
 			w.watched[p] = true
+			w.ids[p] = id
+			w.noteFile(v, p)
 			delete(w.refused, p)
 			w.dirty = true
 			added++
@@ -117,6 +123,38 @@ func (w *watchSet) add(v *sight, paths []string, trace func(string, error)) (add
 		}
 	}
 	return added, nil
+}
+
+// noteFile notes which file the watch of p, just added for the resolution
+// v, is of, if p is v's one file.
+func (w *watchSet) noteFile(v *sight, p string) {
+	if len(v.files) == 1 && v.files[0] == p && v.file != nil {
+		w.fileOf[p] = v.file
+		return
+	}
+	delete(w.fileOf, p)
+}
+
+// addAwaited watches the file at path by itself, for a wait for its
+// writers, and returns the watch's id, once it found the file there still
+// the one file describes (the watch is then of that file's inode); zero if
+// it could not.
+func (w *watchSet) addAwaited(path string, file fs.FileInfo, trace func(string, error)) int {
+	id, err := w.n.Add(path)
+	if trace != nil {
+		trace(path, err)
+	}
+	if err != nil {
+		return 0
+	}
+	w.watched[path], w.ids[path] = true, id
+	info, err := os.Lstat(path)
+	if err != nil || !info.Mode().IsRegular() || !sameFile(info, file) {
+		delete(w.fileOf, path)
+		return 0
+	}
+	w.fileOf[path] = info
+	return id
 }
 
 // blind returns why no event would tell of a change to what v resolved
@@ -144,12 +182,14 @@ func (w *watchSet) blind(v *sight) error {
 func (w *watchSet) drop(path string) {
 	w.n.Remove(path)
 	delete(w.watched, path)
+	delete(w.ids, path)
+	delete(w.fileOf, path)
 	w.dirty = true
 }
 
 // prune removes the watches, and forgets the names, that v no longer
-// needs, and returns what it removed.
-func (w *watchSet) prune(v *sight, trace func(string)) {
+// needs, but for kept, the own watch of a file a wait is for.
+func (w *watchSet) prune(v *sight, kept string, trace func(string)) {
 	keep := v.want()
 	w.n.Forget(keep)
 	for p := range w.wanted {
@@ -159,8 +199,10 @@ func (w *watchSet) prune(v *sight, trace func(string)) {
 	}
 	plan := w.plan(v)
 	for p := range w.watched {
-		if !slices.Contains(plan, p) {
+		if p != kept && !slices.Contains(plan, p) {
 			delete(w.watched, p)
+			delete(w.ids, p)
+			delete(w.fileOf, p)
 			w.dirty = true
 			w.n.Remove(p)
 			if trace != nil {
