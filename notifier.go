@@ -85,11 +85,11 @@ type caps struct {
 type noEvents struct{}
 
 func (noEvents) Add(string) (int, error) { return 0, nil }
-func (noEvents) Remove(string)          {}
-func (noEvents) Want(string)            {}
-func (noEvents) Forget(map[string]bool) {}
-func (noEvents) Sync()                  {}
-func (noEvents) Caps() caps             { return caps{} }
-func (noEvents) Events() <-chan event   { return nil }
-func (noEvents) Errors() <-chan error   { return nil }
-func (noEvents) Close() error           { return nil }
+func (noEvents) Remove(string)           {}
+func (noEvents) Want(string)             {}
+func (noEvents) Forget(map[string]bool)  {}
+func (noEvents) Sync()                   {}
+func (noEvents) Caps() caps              { return caps{} }
+func (noEvents) Events() <-chan event    { return nil }
+func (noEvents) Errors() <-chan error    { return nil }
+func (noEvents) Close() error            { return nil }
