@@ -1,0 +1,99 @@
+package file
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// The wait before a read, transition by transition: every state it can be
+// in, and every input it can take, with the state it goes to and when it
+// ends then. The window is 100 ms; each state was begun at t0 (a write
+// heard, a doubt, a guess...), and the input comes 10 ms later, at t1.
+// A deadline is given from t1; "-" is none. A wait in none has never
+// begun: a resume there (which follows a wait's end, and keeps its start)
+// finds the cap long passed.
+//
+// This is the table docs/internals.md shows.
+var waitTable = []struct {
+	from waitState
+	to   [len(waitInputs)]string
+}{
+	//          written        written,closes  resume         resume,closes  emptyWhileOpen     guess          swapSeen       moved          closeLost      writerClosed   doubt          believed       fired
+	{waitNone, [...]string{"quiet +100ms", "close +25ms", "quiet +0s", "close +0s", "empty-open +10s", "guess +100ms", "none -", "none -", "none -", "none -", "doubt +100ms", "none -", "none -"}},
+	{waitDoubt, [...]string{"quiet +100ms", "close +25ms", "quiet +100ms", "close +25ms", "empty-open +10s", "guess +100ms", "doubt +90ms", "doubt +90ms", "doubt +90ms", "none -", "doubt +90ms", "none -", "none -"}},
+	{waitQuiet, [...]string{"quiet +100ms", "close +25ms", "quiet +100ms", "close +25ms", "empty-open +10s", "quiet +90ms", "quiet +90ms", "none -", "quiet +90ms", "none -", "quiet +90ms", "quiet +90ms", "none -"}},
+	{waitGuess, [...]string{"quiet +100ms", "close +25ms", "quiet +100ms", "close +25ms", "empty-open +10s", "guess +90ms", "none -", "none -", "guess +90ms", "none -", "guess +90ms", "guess +90ms", "none -"}},
+	{waitClose, [...]string{"close +25ms", "close +25ms", "quiet +100ms", "close +25ms", "empty-open +10s", "close +15ms", "close +15ms", "none -", "quiet +100ms", "none -", "close +15ms", "close +15ms", "none -"}},
+	{waitEmptyOpen, [...]string{"quiet +100ms", "close +25ms", "quiet +100ms", "close +25ms", "empty-open +10s", "empty-open +9.99s", "empty-open +9.99s", "none -", "quiet +100ms", "none -", "empty-open +9.99s", "empty-open +9.99s", "none -"}},
+}
+
+// waitInputs is everything a wait can take, in the table's order.
+var waitInputs = [...]struct {
+	name string
+	take func(w *readWait, now time.Time)
+}{
+	{"written", func(w *readWait, now time.Time) { w.written(ReasonWrite, false, now) }},
+	{"written,closes", func(w *readWait, now time.Time) { w.written(ReasonWrite, true, now) }},
+	{"resume", func(w *readWait, now time.Time) { w.resume(false, now) }},
+	{"resume,closes", func(w *readWait, now time.Time) { w.resume(true, now) }},
+	{"emptyWhileOpen", func(w *readWait, now time.Time) { w.emptyWhileOpen(ReasonWrite, now) }},
+	{"guess", func(w *readWait, now time.Time) { w.guess(ReasonRecheck, now) }},
+	{"swapSeen", func(w *readWait, _ time.Time) { w.swapSeen() }},
+	{"moved", func(w *readWait, _ time.Time) { w.moved() }},
+	{"closeLost", func(w *readWait, now time.Time) { w.closeLost(now) }},
+	{"writerClosed", func(w *readWait, _ time.Time) { w.writerClosed() }},
+	{"doubt", func(w *readWait, now time.Time) { w.doubt(ReasonEvent, now) }},
+	{"believed", func(w *readWait, _ time.Time) { w.believed() }},
+	{"fired", func(w *readWait, now time.Time) { w.fired(now) }},
+}
+
+// waitIn returns a wait in state s, begun at t0.
+func waitIn(s waitState, t0 time.Time) *readWait {
+	w := &readWait{window: 100 * time.Millisecond}
+	switch s {
+	case waitDoubt:
+		w.doubt(ReasonEvent, t0)
+	case waitQuiet:
+		w.written(ReasonWrite, false, t0)
+	case waitGuess:
+		w.guess(ReasonRecheck, t0)
+	case waitClose:
+		w.written(ReasonWrite, true, t0)
+	case waitEmptyOpen:
+		w.emptyWhileOpen(ReasonWrite, t0)
+	}
+	if w.state != s {
+		panic(fmt.Sprintf("set-up of %s gave %s", s, w.state))
+	}
+	return w
+}
+
+// after describes w's state and deadline, from t.
+func (w *readWait) after(t time.Time) string {
+	if w.deadline.IsZero() {
+		return w.state.String() + " -"
+	}
+	return fmt.Sprintf("%s +%s", w.state, w.deadline.Sub(t))
+}
+
+func TestEveryWaitTransition(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	t1 := t0.Add(10 * time.Millisecond)
+	var got strings.Builder
+	for _, row := range waitTable {
+		for i, in := range waitInputs {
+			w := waitIn(row.from, t0)
+			in.take(w, t1)
+			assert.Equal(t, row.to[i], w.after(t1), "%s, then %s", row.from, in.name)
+			fmt.Fprintf(&got, "%q, ", w.after(t1))
+		}
+		got.WriteString("\n")
+	}
+	if t.Failed() {
+		t.Logf("the table as it is:\n%s", got.String())
+	}
+}
