@@ -3,16 +3,19 @@ package file
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"io/fs"
+	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/fsnotify/fsnotify"
 )
 
 // core is what a File and a FileSet share: their target, and the state of
-// their watch. Every change to that state is a method here or in
-// delivery.go, under mu.
+// their watch. Every change to that state is a method here, under mu.
 type core struct {
 	t target
 
@@ -201,4 +204,195 @@ func (c *core) markRead(r reading) {
 // errorf wraps err as an *fs.PathError on the provider's path.
 func (c *core) errorf(op string, err error) error {
 	return &fs.PathError{Op: op, Path: c.t.path, Err: err}
+}
+
+// The provider's side of a delivery, under its lock. Each checks first
+// that the watch asking is still the running one: Unwatch holds the lock to
+// stop the watch, then waits until a callback decided on is handed over, so
+// no callback begins after Unwatch returns, and a stopped watch's last
+// session records nothing over its successor's.
+
+// takeBaseline makes r the baseline if nobody read the file before Watch:
+// then what Watch found is what the application is taken to have. Watch
+// takes its first read so; a read that failed for a reason of the process
+// leaves it to the next. It reports whether r was content, and so is not
+// delivered.
+func (c *core) takeBaseline(w *watch, r reading) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.seen.state != seenNothing || w.stopped() || processError(r.err) {
+		return false
+	}
+	c.seen = markOf(r)
+	return r.err == nil
+}
+
+// admit decides whether d goes to the callback: it does if the watch still
+// runs and d is news to the application, or the file is back after a
+// problem. If so it marks d as what the application has seen and what reads
+// return, counts the update, and returns the event's op.
+func (c *core) admit(w *watch, d *content, why Reason, back bool) (fsnotify.Op, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if w.stopped() {
+		return 0, false
+	}
+	if c.seen.state == seenNothing {
+		c.seen = contentMark(d) // the baseline: see takeBaseline
+		return 0, false
+	}
+	if !back && c.seen.state == seenContent && c.seen.sum == d.sum {
+		return 0, false
+	}
+	op := fsnotify.Write
+	if back || c.seen.state != seenContent {
+		op = fsnotify.Create
+	}
+	c.seen = contentMark(d)
+	c.delivering = d
+	c.stats.updates++
+	c.stats.lastUpdate, c.stats.lastUpdateReason = time.Now(), why
+	c.handing++
+	return op, true
+}
+
+// handOver says that a callback decided on is being called now.
+func (c *core) handOver() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.handing--
+	if c.handing == 0 {
+		c.handed.Broadcast()
+	}
+}
+
+// endDelivery ends what admit began, once the callback returned.
+func (c *core) endDelivery() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.delivering = nil
+}
+
+// recordError counts a problem, unless the watch has stopped; it reports
+// whether the callback is to be told, and is then being handed over, as by
+// admit.
+func (c *core) recordError(w *watch, err error) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if w.stopped() {
+		return false
+	}
+	c.stats.errors++
+	c.stats.lastError, c.stats.lastErrorTime = err, time.Now()
+	if !c.t.opts.errorCallbacks {
+		return false
+	}
+	c.handing++
+	return true
+}
+
+// recordWatching records how the running session watches.
+func (c *core) recordWatching(w *watch, mode Mode, dirs []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if w.stopped() {
+		return
+	}
+	c.stats.mode, c.stats.dirs = mode, dirs
+}
+
+// recordFailure records that a session failed; mode is what follows, and
+// restart whether it counts as a restart.
+func (c *core) recordFailure(w *watch, mode Mode, restart bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if w.stopped() {
+		return
+	}
+	if restart {
+		c.stats.restarts++
+	}
+	c.stats.mode, c.stats.dirs = mode, nil
+}
+
+// watchedDirs returns the directories recorded as watched.
+func (c *core) watchedDirs() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stats.dirs
+}
+
+// logDelivery logs a delivery at debug level: why the content was read, its
+// size and generation, and the keyed fingerprint, shortened: it tells
+// versions apart in the log, and lets no reader of the log test a guess at
+// a Secret.
+func (c *core) logDelivery(r reading) {
+	log := c.t.opts.log()
+	if !log.Enabled(context.Background(), slog.LevelDebug) {
+		return
+	}
+	attrs := []any{slog.String("path", c.t.path), slog.String("reason", string(r.why)), slog.Int("size", r.c.size())}
+	if r.c.gen != "" {
+		attrs = append(attrs, slog.String("generation", r.c.gen))
+	}
+	attrs = append(attrs, slog.String("fingerprint", fingerprint(r.c.sum)[:12]))
+	if c.t.opts.contentHash {
+		attrs = append(attrs, slog.String("sha256", hex.EncodeToString(r.c.sum[:])))
+	}
+	log.Debug("keepwatch: update delivered", attrs...)
+}
+
+// snapshot returns the Stats of a provider. The fingerprint, an HMAC, is
+// computed after the lock is released.
+func (c *core) snapshot() Stats {
+	s, seen := c.state()
+	if seen.state == seenContent {
+		s.Size, s.ModTime, s.Generation = seen.got.size, seen.got.modTime, seen.got.gen
+		s.Fingerprint = fingerprint(seen.sum)
+		if c.t.opts.contentHash {
+			s.SHA256 = hex.EncodeToString(seen.sum[:])
+		}
+	}
+	return s
+}
+
+// state copies the watch's state, and what the application last got.
+func (c *core) state() (Stats, seenMark) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.stats
+	s := Stats{
+		Path:             c.t.path,
+		Mode:             ModeStopped,
+		Updates:          st.updates,
+		Restarts:         st.restarts,
+		Errors:           st.errors,
+		LastUpdate:       st.lastUpdate,
+		LastUpdateReason: st.lastUpdateReason,
+		LastError:        st.lastError,
+		LastErrorTime:    st.lastErrorTime,
+		LastRead:         later(st.lastRead, st.lastUpdate), // a delivery is a read, recorded as it is made
+		SubPath:          st.subPath,
+	}
+	if c.w != nil && !c.w.stopped() {
+		s.Mode = st.mode
+		s.WatchedDirs = slices.Clone(st.dirs)
+	}
+	return s, c.seen
+}
+
+// recordRead records that the running watch took a read of the file.
+func (c *core) recordRead(w *watch) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !w.stopped() {
+		c.stats.lastRead = time.Now()
+	}
+}
+
+// recordSubPath records that the file is a subPath mount.
+func (c *core) recordSubPath() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stats.subPath = true
 }

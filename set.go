@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"syscall"
 
 	"github.com/fsnotify/fsnotify"
@@ -225,7 +224,7 @@ func (s *setSubject) locate(c *chain.Chain) (place, error) {
 		return place{}, &fs.PathError{Op: "read", Path: s.dirName(), Err: syscall.ENOTDIR}
 	}
 	p := place{dir: c.Real, base: c.Real}
-	if gen := kubeletGeneration(filepath.Join(c.Real, dataLink)); gen != "" && !filepath.IsAbs(gen) && !strings.Contains(gen, string(filepath.Separator)) {
+	if gen := kubeletGeneration(filepath.Join(c.Real, dataLink)); isPayload(gen) {
 		p.gen, p.base = gen, filepath.Join(c.Real, gen)
 	}
 	return p, nil
@@ -313,36 +312,24 @@ func appendNew(list []string, s string) []string {
 	return append(list, s)
 }
 
-// maxGenerationRetries bounds how often a read of a set in a kubelet
-// volume starts again because kubelet removed the generation it was
-// reading, after swapping in a newer one.
-const maxGenerationRetries = 3
-
+// read reads the set's files, all of them from one place: in a kubelet
+// volume, the payload ..data names (see generation.go).
 func (s *setSubject) read(why Reason, _ *sight) reading {
-	for range maxGenerationRetries {
-		c := chain.Resolve(s.abs, nil)
-		p, err := s.locate(&c)
-		if err != nil {
-			return reading{why: why, err: err}
-		}
-		r := s.readAt(p, why)
-		if p.gen == "" || !errors.Is(r.err, fs.ErrNotExist) || kubeletGeneration(filepath.Join(p.dir, dataLink)) == p.gen {
-			return r
-		}
-		// The generation went under the read: read the one ..data leads to.
+	c := chain.Resolve(s.abs, nil)
+	p, err := s.locate(&c)
+	if err != nil {
+		return reading{why: why, err: err}
 	}
-	return s.readAt(place{}, why)
+	if p.gen == "" {
+		return s.readAt(p, why)
+	}
+	return readGeneration(filepath.Join(p.dir, dataLink), p.gen, func(gen string) reading {
+		return s.readAt(place{dir: p.dir, gen: gen, base: filepath.Join(p.dir, gen)}, why)
+	})
 }
 
 // readAt reads the set's files where p says they are.
 func (s *setSubject) readAt(p place, why Reason) reading {
-	if p.dir == "" {
-		c := chain.Resolve(s.abs, nil)
-		var err error
-		if p, err = s.locate(&c); err != nil {
-			return reading{why: why, err: err}
-		}
-	}
 	names, err := s.members(p)
 	if err != nil {
 		return reading{why: why, err: err}

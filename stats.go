@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"slices"
 	"time"
 )
 
@@ -141,66 +140,11 @@ func gotOf(d *content) got {
 	return got{size: int64(d.size()), modTime: d.mtime, gen: d.gen}
 }
 
-// snapshot returns the Stats of a provider. The fingerprint, an HMAC, is
-// computed after the lock is released.
-func (c *core) snapshot() Stats {
-	s, seen := c.state()
-	if seen.state == seenContent {
-		s.Size, s.ModTime, s.Generation = seen.got.size, seen.got.modTime, seen.got.gen
-		s.Fingerprint = fingerprint(seen.sum)
-		if c.t.opts.contentHash {
-			s.SHA256 = hex.EncodeToString(seen.sum[:])
-		}
-	}
-	return s
-}
-
-// state copies the watch's state, and what the application last got.
-func (c *core) state() (Stats, seenMark) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	st := c.stats
-	s := Stats{
-		Path:             c.t.path,
-		Mode:             ModeStopped,
-		Updates:          st.updates,
-		Restarts:         st.restarts,
-		Errors:           st.errors,
-		LastUpdate:       st.lastUpdate,
-		LastUpdateReason: st.lastUpdateReason,
-		LastError:        st.lastError,
-		LastErrorTime:    st.lastErrorTime,
-		LastRead:         later(st.lastRead, st.lastUpdate), // a delivery is a read, recorded as it is made
-		SubPath:          st.subPath,
-	}
-	if c.w != nil && !c.w.stopped() {
-		s.Mode = st.mode
-		s.WatchedDirs = slices.Clone(st.dirs)
-	}
-	return s, c.seen
-}
-
 func later(a, b time.Time) time.Time {
 	if b.After(a) {
 		return b
 	}
 	return a
-}
-
-// recordRead records that the running watch took a read of the file.
-func (c *core) recordRead(w *watch) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !w.stopped() {
-		c.stats.lastRead = time.Now()
-	}
-}
-
-// recordSubPath records that the file is a subPath mount.
-func (c *core) recordSubPath() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.stats.subPath = true
 }
 
 // fingerprintKey keys the fingerprints: drawn at random when the process

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/keepwatch/file/internal/chain"
@@ -75,6 +76,19 @@ func (v *sight) same(o *sight) bool {
 		slices.Equal(v.searched, o.searched) && slices.Equal(v.files, o.files)
 }
 
+// inPayload returns where the one file the resolution found is in the
+// payload its ..data named: a key's path below the payload's directory. It
+// reports false outside a kubelet volume, and for a file the resolution
+// found elsewhere (a key that links out of its payload).
+func (v *sight) inPayload() (string, bool) {
+	if v.swap == "" || len(v.files) != 1 || !isPayload(v.gen) {
+		return "", false
+	}
+	payload := filepath.Join(filepath.Dir(v.swap), v.gen) + string(filepath.Separator)
+	rel, ok := strings.CutPrefix(v.files[0], payload)
+	return rel, ok && rel != ""
+}
+
 // want lists what the notifier is asked for: every name, and the entries
 // of the entries directory, as the path with a trailing separator.
 func (v *sight) want() map[string]bool {
@@ -140,53 +154,46 @@ func (f *fileSubject) resolve(before func(string), prev *sight, changed func(str
 	return v
 }
 
-// read reads the file, and names the kubelet generation it came from: the
-// one ..data named both before and after the read. A read that a swap
-// fell in the middle of may be of either, and is made again; after
-// maxGenerationReads such reads the content stands, its generation unknown.
-// A resolution made just before (via) says whether the path goes through
-// a ..data link at all, and where it pointed then: outside a kubelet
-// volume there is nothing to ask, inside there is one question less.
+// read reads the file. In a kubelet volume it reads it from the payload
+// the resolution via found ..data to name (see generation.go), and names
+// that payload as its generation; elsewhere it reads the path. Without a
+// resolution, a file whose directory holds no ..data is read at once (the
+// common case: ReadBytes on a plain file costs what os.ReadFile does), and
+// one beside a ..data link is resolved first.
 func (f *fileSubject) read(why Reason, via *sight) reading {
-	var link, before string
-	var swapped time.Time
-	switch {
-	case via == nil:
-		link = filepath.Join(filepath.Dir(f.abs), dataLink)
-		before = kubeletGeneration(link)
-	case via.swap != "":
-		link, before, swapped = via.swap, via.gen, via.swapped
-	} // else no kubelet volume on the way
-	var c content
-	var err error
-	for range maxGenerationReads {
-		c, err = readFile(f.abs, f.path, f.maxSize)
-		if err != nil {
-			return reading{why: why, err: err}
+	if via == nil {
+		if kubeletGeneration(filepath.Join(filepath.Dir(f.abs), dataLink)) == "" {
+			return f.readAt(f.abs, why)
 		}
-		c.sig = signOf(0, "", c.info)
-		if link == "" {
-			break
-		}
-		if via != nil && before == via.gen && via.file != nil && sameFile(c.info, via.file) {
-			// The file the resolution found in that payload: no swap fell
-			// between the two.
-			c.gen, c.vol, c.swapped = before, filepath.Dir(link), swapped
-			break
-		}
-		after := kubeletGeneration(link)
-		if after == before {
-			c.gen, c.vol, c.swapped = before, filepath.Dir(link), swapped
-			break
-		}
-		before, swapped = after, time.Time{}
+		v := f.resolve(nil, nil, nil)
+		via = &v
 	}
-	return reading{why: why, c: c}
+	rel, ok := via.inPayload()
+	if !ok {
+		return f.readAt(f.abs, why)
+	}
+	vol := filepath.Dir(via.swap)
+	return readGeneration(via.swap, via.gen, func(gen string) reading {
+		r := f.readAt(filepath.Join(vol, gen, rel), why)
+		if r.err == nil {
+			r.c.gen, r.c.vol = gen, vol
+			if gen == via.gen {
+				r.c.swapped = via.swapped
+			}
+		}
+		return r
+	})
 }
 
-// maxGenerationReads bounds the reads of a file whose kubelet volume keeps
-// swapping its payload under them.
-const maxGenerationReads = 3
+// readAt reads the file at path: the path, or where it leads in a payload.
+func (f *fileSubject) readAt(path string, why Reason) reading {
+	c, err := readFile(path, f.path, f.maxSize)
+	if err != nil {
+		return reading{why: why, err: err}
+	}
+	c.sig = signOf(0, "", c.info)
+	return reading{why: why, c: c}
+}
 
 func (f *fileSubject) stat() signature {
 	info, err := os.Stat(f.abs)
@@ -201,16 +208,3 @@ func (f *fileSubject) paths() []string { return []string{f.abs} }
 func (f *fileSubject) doubtful(r reading) bool {
 	return errors.Is(r.err, fs.ErrNotExist) || (r.err == nil && len(r.c.data) == 0)
 }
-
-// kubeletGeneration names the payload a kubelet volume holds now: the
-// target of its ..data link, "" if there is none.
-func kubeletGeneration(link string) string {
-	gen, err := os.Readlink(link)
-	if err != nil {
-		return ""
-	}
-	return gen
-}
-
-// dataLink is the link by which kubelet swaps a volume's payload at once.
-const dataLink = "..data"

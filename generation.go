@@ -1,0 +1,65 @@
+package file
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// A kubelet volume (a ConfigMap's, a Secret's, a projected one) holds its
+// payload in a directory of its own, ..<timestamp>, and a link ..data to
+// it, which kubelet renames a link to a new payload over at once; each key
+// is a link key -> ..data/key. A read that went through ..data once per
+// file could mix two payloads, and one that read through it and named the
+// generation from a readlink before or after could name the wrong one. So
+// every read of a File or a FileSet in a kubelet volume resolves ..data
+// once, reads every file from the payload directory it named, and names
+// that payload as its generation: one generation, whole, always.
+
+// dataLink is the link by which kubelet swaps a volume's payload at once.
+const dataLink = "..data"
+
+// maxGenerationReads bounds the reads of a volume whose payloads kubelet
+// keeps removing under them.
+const maxGenerationReads = 3
+
+// kubeletGeneration names the payload a kubelet volume holds now: the
+// target of its ..data link, "" if there is none.
+func kubeletGeneration(link string) string {
+	gen, err := os.Readlink(link)
+	if err != nil {
+		return ""
+	}
+	return gen
+}
+
+// isPayload reports whether gen, a ..data link's target, names a payload
+// directory beside the link, as kubelet's always do: anything else is not
+// a kubelet volume's, and is read as any link is.
+func isPayload(gen string) bool {
+	return gen != "" && !filepath.IsAbs(gen) && !strings.ContainsRune(gen, filepath.Separator) && gen != "." && gen != ".."
+}
+
+// readGeneration reads from one payload of the kubelet volume whose ..data
+// link is link: read is handed the payload's name, gen to begin with, the
+// one a resolution found. A read that finds a file missing when ..data
+// names another payload by then (kubelet removed the one read, once it had
+// swapped in a newer one) is made again from the newer one, up to
+// maxGenerationReads times in all; what it finds then stands.
+func readGeneration(link, gen string, read func(gen string) reading) reading {
+	r := read(gen)
+	for range maxGenerationReads - 1 {
+		if !errors.Is(r.err, fs.ErrNotExist) {
+			break
+		}
+		now := kubeletGeneration(link)
+		if now == gen || !isPayload(now) {
+			break
+		}
+		gen = now
+		r = read(gen)
+	}
+	return r
+}
