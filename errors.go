@@ -30,7 +30,9 @@ var (
 	ErrFileTooLarge = errors.New("keepwatch: file too large")
 
 	// ErrWatchInterrupted means the filesystem watch could not be set up or
-	// broke (an fsnotify error, an event queue overflow, a closed channel).
+	// broke (an inotify or fsnotify error, a closed channel, a watch that
+	// could not be added). An event queue overflow is none of these: the
+	// watch looks at everything again, and reports nothing.
 	// The provider re-arms the watch by itself and re-reads the file; the
 	// error wraps the cause.
 	ErrWatchInterrupted = errors.New("keepwatch: watch interrupted")

@@ -51,7 +51,7 @@ func (l launch) close() {
 
 // rearm is the supervised re-arm: it runs first, then session after
 // session, until ctx is done. Whatever ends a session (the notifier cannot
-// be created, an Add fails, an error or overflow arrives, a channel closes)
+// be created, an Add fails, an error arrives, a channel closes)
 // is told to out and followed by a new session after a capped, jittered
 // backoff; the new session re-reads the file, so an update made while the
 // watch was down is delivered then. Where events cannot be had at all, a

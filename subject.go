@@ -70,8 +70,12 @@ func (v *sight) relevant(name string) bool {
 }
 
 // same reports whether two resolutions lead the same way through the same
-// names.
+// names: for one file, its chain's; for a set, the names and directories
+// of all its files'.
 func (v *sight) same(o *sight) bool {
+	if v.chain != nil && o.chain != nil {
+		return v.chain.Same(o.chain)
+	}
 	return maps.Equal(v.names, o.names) && v.entries == o.entries && slices.Equal(v.dirs, o.dirs) &&
 		slices.Equal(v.searched, o.searched) && slices.Equal(v.files, o.files)
 }

@@ -47,7 +47,15 @@ const (
 // runs the loop and the timers, resolves, reads, stats and watches, hands
 // the judge what it found, and carries out what the judge decided. It
 // knows nothing of the provider or the callback; it hands what it believes
-// to its sink, and ends when its notifier fails or its context is done.
+// to its sink. It ends, and the restart loop opens another, when:
+//   - its context is done (the only end that is not a failure);
+//   - its notifier reports an error, or closes a channel;
+//   - a watch the path depends on cannot be added for another reason than
+//     the path vanishing under it (which is resolved again);
+//   - the file's directory refused a watch and nothing stands in for it
+//     (watchSet.blind): the session ends to poll;
+//   - it polls in place of events that failed, and it is time to try them
+//     again (errTryEvents).
 //
 // A session that polls has a notifier that never has events (noEvents): it
 // re-reads at the poll interval.

@@ -193,12 +193,6 @@ func (c *Chain) walk(abs, cur string, rest []string, before func(path string)) {
 	}
 }
 
-// Relevant reports whether an event on name can change what the path
-// resolves to or what it contains.
-func (c *Chain) Relevant(name string) bool {
-	return c.Names[name] || slices.Contains(c.Dirs, name)
-}
-
 // Same reports whether two resolutions lead the same way through the same
 // names.
 func (c *Chain) Same(o *Chain) bool {
