@@ -32,7 +32,9 @@ type backend interface {
 // method may block.
 type handler interface {
 	// events takes a batch of events, in the kernel's order. It keeps
-	// none of the batch, which the backend may reuse.
+	// none of the batch, which the backend may reuse, nor any event's
+	// name, whose bytes may be the backend's read buffer: a name handed
+	// on is a string made anew.
 	events(batch []rawEvent)
 	// failed takes the error that broke the backend; nothing follows it.
 	failed(err error)

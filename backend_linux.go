@@ -11,9 +11,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/keepwatch/file/internal/mountinfo"
-
 	"golang.org/x/sys/unix"
 )
 
@@ -313,7 +313,11 @@ func parseInotify(out []rawEvent, buf []byte) []rawEvent {
 			continue
 		}
 		if o := inotifyOp(mask); o != 0 {
-			out = append(out, rawEvent{id: int(wd), name: string(name), op: o})
+			// The name is the read buffer's bytes, not a copy: the
+			// handler keeps none of the batch (see handler), and most
+			// names are of entries no one wants (a kubelet payload's
+			// files, an editor's temporary file).
+			out = append(out, rawEvent{id: int(wd), name: unsafe.String(unsafe.SliceData(name), len(name)), op: o})
 		}
 	}
 	return out

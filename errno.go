@@ -43,14 +43,39 @@ var errnoClasses = map[syscall.Errno]errClass{
 
 // classOf returns the classes of err's errno, if it wraps one.
 func classOf(err error) errClass {
-	var errno syscall.Errno
-	if err == nil || !errors.As(err, &errno) {
+	errno, ok := errnoOf(err)
+	if !ok {
 		return 0
 	}
 	if c, ok := errnoClasses[errno]; ok {
 		return c
 	}
 	return platformErrnoClasses[errno]
+}
+
+// errnoOf finds the errno err wraps, as errors.As would, without the
+// allocation errors.As makes of its target: it is asked on the way to the
+// callback.
+func errnoOf(err error) (syscall.Errno, bool) {
+	for err != nil {
+		if errno, ok := err.(syscall.Errno); ok {
+			return errno, true
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			err = u.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				if errno, ok := errnoOf(e); ok {
+					return errno, true
+				}
+			}
+			return 0, false
+		default:
+			return 0, false
+		}
+	}
+	return 0, false
 }
 
 // vanished reports whether an Add failed because the path no longer leads

@@ -36,7 +36,7 @@ func (fs *fakes) new() (notifier, error) {
 		return nil, err
 	}
 	n := &fakeNotifier{fakeChannels: newFakeChannels(fs.buffered), fs: fs,
-		paths: make(map[string]bool), wants: make(map[string]bool), ids: make(map[fakeInode]int)}
+		paths: make(map[string]bool), wants: make(map[string]bool), ids: make(map[fakeInode]int), pathIDs: make(map[string]int)}
 	fs.made = append(fs.made, n)
 	return n, nil
 }
@@ -87,15 +87,17 @@ func (fs *fakes) gaps() []time.Duration {
 // errors, closes its channels, and reads what it watches and wants.
 type fakeNotifier struct {
 	fakeChannels
-	fs     *fakes
-	paths  map[string]bool   // guarded by mu
-	wants  map[string]bool   // guarded by mu
-	ids    map[fakeInode]int // guarded by mu
-	lastID int               // guarded by mu
+	fs      *fakes
+	paths   map[string]bool   // guarded by mu
+	wants   map[string]bool   // guarded by mu
+	ids     map[fakeInode]int // guarded by mu
+	pathIDs map[string]int    // the id each path was last watched with; guarded by mu
+	lastID  int               // guarded by mu
 }
 
 // Add watches path. Its id is that of the inode path names now, as the
-// kernel's would be: the same for the same inode, a new one for another.
+// kernel's is: the same for the same inode, whatever its name, a new one
+// for another.
 func (n *fakeNotifier) Add(path string) (int, error) {
 	n.fs.mu.Lock()
 	addErr := n.fs.addErr
@@ -108,22 +110,35 @@ func (n *fakeNotifier) Add(path string) (int, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.paths[path] = true
-	var ino uint64
+	key := fakeInode{path: path}
 	if info, err := os.Lstat(path); err == nil {
-		_, ino = fileID(info)
+		key.dev, key.ino = fileID(info)
+		key.path = ""
 	}
-	if id, ok := n.ids[fakeInode{path, ino}]; ok {
-		return id, nil
+	id, ok := n.ids[key]
+	if !ok {
+		n.lastID++
+		id = n.lastID
+		n.ids[key] = id
 	}
-	n.lastID++
-	n.ids[fakeInode{path, ino}] = n.lastID
-	return n.lastID, nil
+	n.pathIDs[path] = id
+	return id, nil
 }
 
-// fakeInode is what a fake watch's id stands for.
+// fakeInode is what a fake watch's id stands for: an inode, or a path
+// where there is none to stat.
 type fakeInode struct {
-	path string
-	ino  uint64
+	path     string
+	dev, ino uint64
+}
+
+// sendOwn delivers an event on the watch of path itself, as the kernel
+// reports a file's own events: with its watch's id.
+func sendOwn(n *fakeNotifier, path string, o op) bool {
+	n.mu.Lock()
+	id := n.pathIDs[path]
+	n.mu.Unlock()
+	return n != nil && n.deliver(event{name: path, op: o, watch: id})
 }
 
 func (n *fakeNotifier) Remove(path string) {

@@ -456,7 +456,7 @@ func (j *judge) made(name string, f facts, now time.Time) {
 // file than the one a wait for writers is for, or to none. Not known is not
 // elsewhere.
 func (j *judge) ledElsewhere() bool {
-	if j.view.chain == nil || j.writer.file == nil {
+	if !j.view.one || j.writer.file == nil {
 		return false // a set's resolution names no file
 	}
 	if j.writer.gone {

@@ -2,7 +2,6 @@ package file
 
 import (
 	"io/fs"
-	"slices"
 	"time"
 )
 
@@ -244,16 +243,17 @@ func (j *judge) laterWriter(r *reading, queued, late []event, qf, lf facts, now 
 	writes, gone, moved, removed := j.writer.writes, j.watchesGone, j.chainTouched, j.filesGone
 	lost := false
 	j.judging = r.c.sig
-	for i, ev := range slices.Concat(queued, late) {
-		f := qf
-		if i >= len(queued) {
-			f = lf
+	for _, batch := range [...]struct {
+		evs []event
+		f   facts
+	}{{queued, qf}, {late, lf}} {
+		for _, ev := range batch.evs {
+			k := j.event(ev, batch.f, now)
+			if taken != nil && *taken != nil {
+				*taken = append(*taken, takenEvent{kind: k, drops: len(j.drop)})
+			}
+			lost = lost || ev.has(opRescan) // a write may have been lost with it
 		}
-		k := j.event(ev, f, now)
-		if taken != nil && *taken != nil {
-			*taken = append(*taken, takenEvent{kind: k, drops: len(j.drop)})
-		}
-		lost = lost || ev.has(opRescan) // a write may have been lost with it
 	}
 	j.judging = 0
 	// A watch that went since may have been the one to tell of a writer

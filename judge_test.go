@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/keepwatch/file/internal/chain"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -73,7 +72,7 @@ func testJudge(c caps) (*judge, *fakeFacts) {
 	read := fakeFile{ino: 10, size: 3, mtime: t0.Add(-time.Hour)}
 	view := &sight{names: map[string]bool{dir: true, path: true}, dirs: []string{dir}, files: []string{path},
 		home: dir, atomic: true, file: read}
-	view.chain = &chain.Chain{} // one file's: ledElsewhere asks
+	view.one = true
 	j := &judge{caps: c, events: true, view: view, paths: []string{path}, doubt: (&fileSubject{}).doubtful,
 		wait: readWait{window: 100 * time.Millisecond}, due: due{touched: make(map[string]bool)},
 		sig: 7, readSig: 7, info: read}

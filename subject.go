@@ -50,16 +50,17 @@ type sight struct {
 	names    map[string]bool // every path looked up: an event naming one matters
 	entries  string          // a directory any of whose entries matching match matters; "" if none
 	match    func(name string) bool
-	dirs     []string     // the directories the resolution depends on: always watched
-	searched []string     // every directory a name was looked up in, dirs among them
-	files    []string     // the files read, whose own inode is watched where it can be
-	home     string       // where the subject lives: its filesystem's events matter
-	swap     string       // the ..data link of a kubelet volume the subject is read through; "" if none
-	gen      string       // what swap pointed to: the payload the subject is read from
-	swapped  time.Time    // when swap was made: when that payload was swapped in
-	atomic   bool         // whole updates arrive at once (one file, or a kubelet swap): no need to wait for a set to settle
-	chain    *chain.Chain // the resolution it came from, to be resumed; nil for a set
-	file     fs.FileInfo  // the file it led to, for one file: what a read right after it should find
+	dirs     []string    // the directories the resolution depends on: always watched
+	searched []string    // every directory a name was looked up in, dirs among them
+	files    []string    // the files read, whose own inode is watched where it can be
+	home     string      // where the subject lives: its filesystem's events matter
+	swap     string      // the ..data link of a kubelet volume the subject is read through; "" if none
+	gen      string      // what swap pointed to: the payload the subject is read from
+	swapped  time.Time   // when swap was made: when that payload was swapped in
+	atomic   bool        // whole updates arrive at once (one file, or a kubelet swap): no need to wait for a set to settle
+	one      bool        // the resolution of one file: chain is its
+	chain    chain.Chain // the resolution it came from, to be resumed; none for a set
+	file     fs.FileInfo // the file it led to, for one file: what a read right after it should find
 }
 
 // relevant reports whether an event on name can change what the subject
@@ -73,8 +74,8 @@ func (v *sight) relevant(name string) bool {
 // names: for one file, its chain's; for a set, the names and directories
 // of all its files'.
 func (v *sight) same(o *sight) bool {
-	if v.chain != nil && o.chain != nil {
-		return v.chain.Same(o.chain)
+	if v.one && o.one {
+		return v.chain.Same(&o.chain)
 	}
 	return maps.Equal(v.names, o.names) && v.entries == o.entries && slices.Equal(v.dirs, o.dirs) &&
 		slices.Equal(v.searched, o.searched) && slices.Equal(v.files, o.files)
@@ -137,12 +138,12 @@ type fileSubject struct {
 
 func (f *fileSubject) resolve(before func(string), prev *sight, changed func(string) bool) sight {
 	var c chain.Chain
-	if prev != nil && prev.chain != nil && changed != nil {
-		c = chain.Resume(f.abs, prev.chain, changed, before)
+	if prev != nil && prev.one && changed != nil {
+		c = chain.Resume(f.abs, &prev.chain, changed, before)
 	} else {
 		c = chain.Resolve(f.abs, before)
 	}
-	v := sight{names: c.Names, dirs: c.Dirs, searched: c.Searched, home: c.Home(), atomic: true, chain: &c, file: c.RealInfo}
+	v := sight{names: c.Names, dirs: c.Dirs, searched: c.Searched, home: c.Home(), atomic: true, one: true, chain: c, file: c.RealInfo}
 	switch {
 	case prev != nil && len(prev.files) == 1 && prev.files[0] == c.Real:
 		v.files = prev.files // the same file's name: no slice to make on every write

@@ -8,11 +8,12 @@ package file
 func (s *session) resolve() {
 	var want func(string)
 	if s.events() {
-		want = s.ws.want
+		want = s.want
 	}
 	s.ws.resolving()
 	s.view = s.t.subj.resolve(want, nil, nil)
 	s.j.resolved(true)
+	s.prev = sight{}
 }
 
 // resumeResolve resolves the subject again from the first name an event
@@ -20,9 +21,9 @@ func (s *session) resolve() {
 // changed, or an event would have said so. Every name the resolution looks
 // up is watched (and wanted) for events on it, through its directory.
 func (s *session) resumeResolve() {
-	prev := s.view
+	s.prev = s.view
 	s.ws.resolving()
-	s.view = s.t.subj.resolve(s.ws.want, &prev, s.j.touchedName)
+	s.view = s.t.subj.resolve(s.want, &s.prev, s.touched)
 	s.j.resolved(false)
 }
 
@@ -50,7 +51,7 @@ func (s *session) watchAfterRead(all bool) error {
 			return err
 		}
 		if added > 0 {
-			v := s.t.subj.resolve(s.ws.want, nil, nil)
+			v := s.t.subj.resolve(s.want, nil, nil)
 			moved := !v.same(&s.view)
 			var st signature
 			if !moved {

@@ -66,8 +66,15 @@ type session struct {
 	n    notifier
 	ws   *watchSet
 	view sight // what the subject's current resolution depends on
+	prev sight // the resolution before, kept while the path's is resumed from it
 	j    *judge
-	f    *diskFacts // the facts of the event or read being judged
+
+	// The watch set's want and the judge's touchedName, as funcs once:
+	// a method value made at each resolution would be an allocation on
+	// the way to the callback.
+	want    func(string)
+	touched func(string) bool
+	f       *diskFacts // the facts of the event or read being judged
 
 	timer    *time.Timer // the judge's wait, or the retry's, whichever ends first
 	timerAt  time.Time   // when timer fires; zero if it is stopped
@@ -75,6 +82,8 @@ type session struct {
 	remoteFS string      // the file's filesystem delivers no events for remote changes
 	// tryEvents ends a poll session that stands in for events.
 	tryEvents *time.Timer
+
+	queued, late []event // askQueue's, kept from one read to the next
 }
 
 // openSession creates a notifier and makes it watch what the path depends
@@ -116,6 +125,7 @@ func newSession(t target, n notifier, kind sessionKind) *session {
 		retry: retry{bo: backoff{min: t.opts.backoffMin, max: t.opts.backoffMax}}}
 	s.j = newJudge(t, s.ws.caps, kind == onEvents, &s.view)
 	s.f = newDiskFacts(t.subj, s.ws)
+	s.want, s.touched = s.ws.want, s.j.touchedName
 	return s
 }
 
@@ -419,7 +429,8 @@ func (s *session) askQueue(r *reading, now time.Time) verdict {
 	if traceHook != nil {
 		tracef(s.t.path, "sync")
 	}
-	queued, late, closed := drain(s.n.Events())
+	queued, late, closed := drain(s.n.Events(), s.queued[:0], s.late[:0])
+	s.queued, s.late = queued, late // kept for the next time
 	if closed {
 		return verdictHold // the loop sees the channel closed
 	}
@@ -448,9 +459,9 @@ func (s *session) askQueue(r *reading, now time.Time) verdict {
 }
 
 // drain takes the events in ch: those in it when it is called (queued),
-// and those that come while they are taken (late). closed reports that ch
-// was closed.
-func drain(ch <-chan event) (queued, late []event, closed bool) {
+// and those that come while they are taken (late), appended to the slices
+// given. closed reports that ch was closed.
+func drain(ch <-chan event, queued, late []event) ([]event, []event, bool) {
 	n := len(ch)
 	for {
 		select {

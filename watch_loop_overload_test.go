@@ -817,143 +817,6 @@ func (h *hookSubject) set(fn func()) {
 	h.before = fn
 }
 
-// The link is retargeted between the resolution a wait's end reads by and
-// its read: the read finds the new file, created empty and held open by
-// its writer, and waits for its close. The name it notes for that wait is
-// not the one the resolution found, which is another file's: when the
-// link's IN_MOVED_TO then resolves to the new file under its own name, the
-// wait holds, and no empty file is delivered.
-func TestAWaitBegunOnAFileTheResolutionDidNotFindHolds(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		path, other := linkedLayout(t)
-		t1 := filepath.Join(other, "t1.yaml")
-		t2 := filepath.Join(other, "t2.yaml")
-		fs := &fakes{caps: linuxCaps}
-		f := Provider(path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet),
-			WithLogger(testLogger(t)), WithErrorCallbacks())
-		_, _ = f.ReadBytes()
-		hook := &hookSubject{subject: f.t.subj}
-		f.t.subj = hook
-		r := newRecorder(f)
-		require.NoError(t, f.Watch(r.cb))
-		defer shutdown(t, f)
-		synctest.Wait()
-		n := fs.last()
-
-		write(t, t1, "v1\nmore\n")
-		stamp(t, t1)
-		send(n, t1, opWrite)
-		synctest.Wait()
-		hook.set(func() {
-			write(t, t2, "") // created empty, its writer holds it open
-			stamp(t, t2)
-			retarget(t, path, t2)
-		})
-		advance(heldOpenWindow + testQuiet/10) // the wait's end reads: t2, empty
-		send(n, path, opCreate)                // IN_MOVED_TO of the link
-		advance(3 * testQuiet)
-		require.Empty(t, r.contents(), "an empty file held open by its writer was delivered")
-
-		finish(t, n, t2, "v2\n")
-		advance(3 * testQuiet)
-		assert.Equal(t, []string{"v2\n"}, r.contents())
-	})
-}
-
-// A directory on the way is renamed, and the link to it retargeted at its
-// new name (mv r1 r2; ln -sfn r2 cur), while a writer is at work on the
-// file in it: the same file, under another name.
-func TestAWaitHoldsForItsFileWhoseDirectoryWasRenamed(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		dir := t.TempDir()
-		r1 := filepath.Join(dir, "r1")
-		r2 := filepath.Join(dir, "r2")
-		require.NoError(t, os.Mkdir(r1, 0o755))
-		write(t, filepath.Join(r1, "config.yaml"), "v1\n")
-		cur := filepath.Join(dir, "cur")
-		require.NoError(t, os.Symlink("r1", cur))
-		path := filepath.Join(cur, "config.yaml")
-		r, n := watchedOnLinux(t, path)
-
-		f1 := filepath.Join(r1, "config.yaml")
-		write(t, f1, "v2: half")
-		stamp(t, f1)
-		send(n, f1, opWrite)
-		synctest.Wait()
-		require.NoError(t, os.Rename(r1, r2))
-		send(n, r1, opRemove) // IN_MOVED_FROM on dir
-		send(n, r2, opCreate) // IN_MOVED_TO on dir
-		retarget(t, cur, r2)
-		send(n, cur, opCreate) // IN_MOVED_TO of the link
-		synctest.Wait()
-		require.Empty(t, r.contents(), "read half written")
-
-		deliveredOnceFinished(t, r, n, filepath.Join(r2, "config.yaml"))
-	})
-}
-
-// A writer is at work on the file a link leads to (config.yaml ->
-// a.yaml) when the path comes to lead to that same file under another
-// name: the wait for the writer holds, whatever becomes of the old name,
-// and the file is read once the writer is done. (Told apart from another
-// file given the same inode number, this is what names cannot do: see
-// docs/reliability.md.)
-func TestAWaitHoldsForItsFileUnderAnotherName(t *testing.T) {
-	type step func(t *testing.T, n *fakeNotifier, a, path string)
-	hardLinked := func(t *testing.T, n *fakeNotifier, a, path string) {
-		tmp := filepath.Join(filepath.Dir(a), "tmp")
-		require.NoError(t, os.Link(a, tmp))
-		require.NoError(t, os.Rename(tmp, path))
-		send(n, path, opCreate) // IN_MOVED_TO
-	}
-	renamedOver := func(t *testing.T, n *fakeNotifier, a, path string) {
-		require.NoError(t, os.Rename(a, path))
-		send(n, a, opRemove)    // IN_MOVED_FROM
-		send(n, path, opCreate) // IN_MOVED_TO
-	}
-	oldRemoved := func(t *testing.T, n *fakeNotifier, a, path string) {
-		require.NoError(t, os.Remove(a))
-		send(n, a, opRemove)    // IN_DELETE on the directory
-		send(n, path, opAttrib) // the file's own watch: its link count
-	}
-	oldReplaced := func(t *testing.T, n *fakeNotifier, a, path string) {
-		replace(t, a, "other\n")
-		send(n, a, opCreate)    // IN_MOVED_TO on the directory
-		send(n, path, opAttrib) // the file's own watch: its link count
-	}
-	for _, c := range []struct {
-		name  string
-		steps []step
-	}{
-		{"a hard link put in the path's place", []step{hardLinked}},
-		{"the file renamed over the path", []step{renamedOver}},
-		{"a hard link, then the old name removed", []step{hardLinked, oldRemoved}},
-		{"a hard link, then the old name another file", []step{hardLinked, oldReplaced}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				dir := t.TempDir()
-				a := filepath.Join(dir, "a.yaml")
-				path := filepath.Join(dir, "config.yaml")
-				write(t, a, "v1\n")
-				require.NoError(t, os.Symlink("a.yaml", path))
-				r, n := watchedOnLinux(t, path)
-
-				write(t, a, "v2: half")
-				stamp(t, a)
-				send(n, a, opWrite)
-				synctest.Wait()
-				for _, do := range c.steps {
-					do(t, n, a, path)
-					synctest.Wait()
-					require.Empty(t, r.contents(), "read half written")
-				}
-				deliveredOnceFinished(t, r, n, path)
-			})
-		})
-	}
-}
-
 // deliveredOnceFinished has the writer at work on name finish, and checks
 // that what it wrote is delivered whole, and nothing before it.
 func deliveredOnceFinished(t *testing.T, r *recorder, n *fakeNotifier, name string) {
@@ -963,40 +826,129 @@ func deliveredOnceFinished(t *testing.T, r *recorder, n *fakeNotifier, name stri
 	assert.Equal(t, []string{"v2: half and the rest\n"}, r.contents())
 }
 
-// Releases as hard-linked copies (cp -al r1 r2; ln -sfn r2 cur; rm -rf r1)
-// while a writer is at work on the live file in place: the path leads to
-// the same file, still written, under r2; r1's name shows nothing now.
-func TestAWaitHoldsThroughAHardLinkedRelease(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		dir := t.TempDir()
-		r1 := filepath.Join(dir, "r1")
-		r2 := filepath.Join(dir, "r2")
+// A writer is at work on the file the path leads to when the path comes
+// to lead to that same file another way, or when the path, at the wait's
+// end, leads to another file whose writer holds it open: the wait for the
+// writer holds, whatever becomes of the names, and the file is read once
+// the writer is done, once. (Told apart from another file given the same
+// inode number, which names cannot do: the awaited file's own watch says
+// so, see TestTheAwaitedFilesOwnWatchWitnessesItsEnd.)
+func TestAWaitHoldsForItsFile(t *testing.T) {
+	// config.yaml -> a.yaml, a.yaml being written.
+	aLink := func(t *testing.T, w *waitWorld) {
+		w.file = filepath.Join(w.dir, "a.yaml")
+		write(t, w.file, "v1\n")
+		w.path, w.done = filepath.Join(w.dir, "config.yaml"), filepath.Join(w.dir, "config.yaml")
+		require.NoError(t, os.Symlink("a.yaml", w.path))
+	}
+	// cur -> r1, cur/config.yaml being written.
+	aRelease := func(t *testing.T, w *waitWorld) {
+		r1 := filepath.Join(w.dir, "r1")
 		require.NoError(t, os.Mkdir(r1, 0o755))
-		f1 := filepath.Join(r1, "config.yaml")
-		f2 := filepath.Join(r2, "config.yaml")
-		write(t, f1, "v1\n")
-		cur := filepath.Join(dir, "cur")
-		require.NoError(t, os.Symlink("r1", cur))
-		path := filepath.Join(cur, "config.yaml")
-		r, n := watchedOnLinux(t, path)
+		w.file = filepath.Join(r1, "config.yaml")
+		write(t, w.file, "v1\n")
+		require.NoError(t, os.Symlink("r1", filepath.Join(w.dir, "cur")))
+		w.path = filepath.Join(w.dir, "cur", "config.yaml")
+	}
+	hardLinked := func(t *testing.T, w *waitWorld) {
+		tmp := filepath.Join(w.dir, "tmp")
+		require.NoError(t, os.Link(w.file, tmp))
+		require.NoError(t, os.Rename(tmp, w.path))
+		send(w.n, w.path, opCreate) // IN_MOVED_TO
+	}
+	for _, c := range []struct {
+		name   string
+		layout func(t *testing.T, w *waitWorld)
+		moves  []func(t *testing.T, w *waitWorld)
+	}{
+		{"a hard link put in the path's place", aLink, []func(*testing.T, *waitWorld){hardLinked}},
+		{"the file renamed over the path", aLink, []func(*testing.T, *waitWorld){func(t *testing.T, w *waitWorld) {
+			require.NoError(t, os.Rename(w.file, w.path))
+			send(w.n, w.file, opRemove)    // IN_MOVED_FROM
+			sendOwn(w.n, w.file, opRemove) // IN_MOVE_SELF: moved, not gone
+			send(w.n, w.path, opCreate)    // IN_MOVED_TO
+		}}},
+		{"a hard link, then the old name removed", aLink, []func(*testing.T, *waitWorld){hardLinked, func(t *testing.T, w *waitWorld) {
+			require.NoError(t, os.Remove(w.file))
+			send(w.n, w.file, opRemove)    // IN_DELETE on the directory
+			sendOwn(w.n, w.path, opAttrib) // the file's own watch: its link count
+		}}},
+		{"a hard link, then the old name another file", aLink, []func(*testing.T, *waitWorld){hardLinked, func(t *testing.T, w *waitWorld) {
+			replace(t, w.file, "other\n")
+			send(w.n, w.file, opCreate)    // IN_MOVED_TO on the directory
+			sendOwn(w.n, w.path, opAttrib) // the file's own watch: its link count
+		}}},
+		{"its directory renamed, the link retargeted at the new name (mv r1 r2; ln -sfn r2 cur)", aRelease,
+			[]func(*testing.T, *waitWorld){func(t *testing.T, w *waitWorld) {
+				r1, r2 := filepath.Join(w.dir, "r1"), filepath.Join(w.dir, "r2")
+				require.NoError(t, os.Rename(r1, r2))
+				send(w.n, r1, opRemove) // IN_MOVED_FROM on dir
+				send(w.n, r2, opCreate) // IN_MOVED_TO on dir
+				retarget(t, filepath.Join(w.dir, "cur"), r2)
+				send(w.n, filepath.Join(w.dir, "cur"), opCreate) // IN_MOVED_TO of the link
+				w.done = filepath.Join(r2, "config.yaml")
+			}}},
+		{"a release copied with hard links (cp -al), the link retargeted, the old one removed", aRelease,
+			[]func(*testing.T, *waitWorld){func(t *testing.T, w *waitWorld) {
+				r2 := filepath.Join(w.dir, "r2")
+				w.done = filepath.Join(r2, "config.yaml")
+				require.NoError(t, os.Mkdir(r2, 0o755))
+				require.NoError(t, os.Link(w.file, w.done))
+				retarget(t, filepath.Join(w.dir, "cur"), r2)
+				send(w.n, filepath.Join(w.dir, "cur"), opCreate) // IN_MOVED_TO of the link
+			}, func(t *testing.T, w *waitWorld) {
+				require.NoError(t, os.Remove(w.file))
+				require.NoError(t, os.Remove(filepath.Dir(w.file)))
+				sendOwn(w.n, w.done, opAttrib) // the file's own watch: its link count
+			}}},
+		{"the link retargeted, as the wait's end reads, to a file its writer holds open empty", aLink,
+			[]func(*testing.T, *waitWorld){func(t *testing.T, w *waitWorld) {
+				w.done = filepath.Join(w.dir, "t2.yaml")
+				w.hook.set(func() {
+					write(t, w.done, "") // created empty, its writer holds it open
+					stamp(t, w.done)
+					retarget(t, w.path, w.done)
+				})
+				advance(heldOpenWindow + testQuiet/10) // the wait's end reads: t2, empty
+				send(w.n, w.path, opCreate)            // IN_MOVED_TO of the link
+				advance(3 * testQuiet)
+			}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := &waitWorld{dir: t.TempDir()}
+				c.layout(t, w)
+				fs := &fakes{caps: linuxCaps}
+				f := Provider(w.path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet),
+					WithLogger(testLogger(t)), WithErrorCallbacks())
+				_, _ = f.ReadBytes()
+				w.hook = &hookSubject{subject: f.t.subj}
+				f.t.subj = w.hook
+				r := newRecorder(f)
+				require.NoError(t, f.Watch(r.cb))
+				defer shutdown(t, f)
+				synctest.Wait()
+				w.n = fs.last()
 
-		write(t, f1, "v2: half")
-		stamp(t, f1)
-		send(n, f1, opWrite)
-		synctest.Wait()
-		require.NoError(t, os.Mkdir(r2, 0o755))
-		require.NoError(t, os.Link(f1, f2))
-		retarget(t, cur, r2)
-		send(n, cur, opCreate) // IN_MOVED_TO of the link
-		synctest.Wait()
-		require.Empty(t, r.contents(), "read half written")
+				write(t, w.file, "v2: half")
+				stamp(t, w.file)
+				send(w.n, w.file, opWrite)
+				synctest.Wait()
+				for _, move := range c.moves {
+					move(t, w)
+					synctest.Wait()
+					require.Empty(t, r.contents(), "read half written")
+				}
+				deliveredOnceFinished(t, r, w.n, w.done)
+			})
+		})
+	}
+}
 
-		require.NoError(t, os.Remove(f1))
-		require.NoError(t, os.Remove(r1))
-		send(n, f2, opAttrib) // the file's own watch: its link count
-		synctest.Wait()
-		require.Empty(t, r.contents(), "read half written")
-
-		deliveredOnceFinished(t, r, n, f2)
-	})
+// waitWorld is where TestAWaitHoldsForItsFile's writer works: the watched
+// path, the file being written, and the name its writer finishes it under.
+type waitWorld struct {
+	dir, path, file, done string
+	n                     *fakeNotifier
+	hook                  *hookSubject
 }
