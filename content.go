@@ -51,3 +51,37 @@ type reading struct {
 	c   content
 	err error
 }
+
+// writtenWithin reports whether c was written so lately, at now, that a
+// writer may still be at it: within the last d and, in a kubelet volume,
+// after its payload was swapped in (kubelet writes a payload whole, then
+// swaps it in; a write after that is someone editing it in place). A file
+// found complete, its writer long gone, as a symlink retargeted to a
+// release deployed before, is read at once; so is one edited in place
+// long ago, which a wait would find no older each time it ends.
+func (c *content) writtenWithin(d time.Duration, f facts, now time.Time) bool {
+	if age := now.Sub(c.mtime); age >= d || age <= -d {
+		return false
+	}
+	if c.vol != "" {
+		swapped := c.swapped
+		if swapped.IsZero() {
+			var ok bool
+			if swapped, ok = f.swapped(c.vol); !ok {
+				return false
+			}
+		}
+		return c.mtime.After(swapped)
+	}
+	return true
+}
+
+// gone reports whether the path (paths, a subject's) no longer shows the
+// file r read, by the facts f. A set's read is taken to be there.
+func (r *reading) gone(paths []string, f facts) bool {
+	cur, one := fileNow(paths, f)
+	if r.c.info == nil || !one {
+		return false
+	}
+	return cur == nil || !sameFile(cur, r.c.info)
+}

@@ -20,7 +20,7 @@ type readOrder struct {
 // whether a file the resolution led to was not wanted before it (events on
 // it went to no one until then).
 func (j *judge) refreshing(why Reason, t trust, homeWatched, unheard bool, f facts) (readOrder, bool) {
-	if j.wait.blocksReads() && j.ledElsewhere() {
+	if j.wait.blocksReads() && j.writer.elsewhere(j.view) {
 		// A wait for the writers of a file the path no longer leads to (a
 		// rename brought another, the file went): their close may never
 		// be told here. What is read now is judged afresh.
@@ -35,14 +35,14 @@ func (j *judge) refreshing(why Reason, t trust, homeWatched, unheard bool, f fac
 	fresh := j.due.fresh || !homeWatched || len(j.view.files) == 0 || unheard
 	j.due.fresh = false
 	switch {
-	case t.endsWriterWait() && j.ledElsewhere():
+	case t.endsWriterWait() && j.writer.elsewhere(j.view):
 		// The wait that ended was for the writer of a file the path no
 		// longer leads to: what it says of that writer says nothing of
 		// this file, which came where no event told of it (renamed in
 		// before the watch that would have seen it was added). It is
 		// judged as any file found where no watch heard its writer.
 		t, fresh = doubtful, true
-	case t == heldOpen && j.changedUnheard(f):
+	case t == heldOpen && j.writer.changedUnheard(fileNowOrNone(j.paths, f)):
 		// The wait ended taking its writer to hold the file open, but
 		// the file changed with no write heard from it: no heard writer
 		// is at work on what is there (its events were lost, or it is
@@ -107,16 +107,16 @@ func (j *judge) read(r *reading, o *readOrder, via fs.FileInfo, f facts, now tim
 		o.fresh = true
 	}
 	t, fresh := o.trust, o.fresh
-	j.readSig = r.c.sig
+	j.last.readSig = r.c.sig
 	if processError(r.err) {
 		return verdictRetry
 	}
 	waits := j.wait.window > 0
 	doubted := j.doubt(*r) && waits
-	lately := func(d time.Duration) bool { return waits && r.err == nil && j.writtenWithin(&r.c, d, f, now) }
+	lately := func(d time.Duration) bool { return waits && r.err == nil && r.c.writtenWithin(d, f, now) }
 	switch {
 	case t == heldOpen && doubted && r.err == nil:
-		j.waitFor(r.c.info, j.readPath(r), f)
+		j.writer.begin(r.c.info, j.view.fileOf(r), j.caps.files, f)
 		j.wait.emptyWhileOpen(r.why, now)
 		return verdictHold
 	case (t == doubtful || t == heldOpen || (t == quieted || t == capped) && r.err == nil) && doubted:
@@ -128,20 +128,20 @@ func (j *judge) read(r *reading, o *readOrder, via fs.FileInfo, f facts, now tim
 		// A writer truncated the file as it was read: wait for it, as for
 		// one no event told of (its event may not have come yet). Even at
 		// a cap: what was read is a part, and the writer is at it now.
-		j.awaitUnseenWriter(r.why, r.c.info, j.readPath(r), f, now)
+		j.awaitUnseenWriter(r.why, r.c.info, j.view.fileOf(r), f, now)
 		return verdictHold
 	case t == capped:
-	case (t == believed || t == quieted) && lately(j.wait.window), t == heldOpen && lately(j.writerPause()):
+	case (t == believed || t == quieted) && lately(j.wait.window), t == heldOpen && lately(j.wait.writerPause(j.caps.closes)):
 		// The wait was quiet only because the writes' events had not come
 		// yet: the file says it was written within it. A file found empty
 		// so is given a quiet window, not a wait for its writer's close:
 		// nothing says one holds it open (a rename may have brought it, or
 		// a read before took its writer's close), and a close that never
 		// comes would hold it back for maxWriterWait.
-		j.waitFor(r.c.info, j.readPath(r), f)
+		j.writer.begin(r.c.info, j.view.fileOf(r), j.caps.files, f)
 		j.wait.resume(j.caps.closes && !doubted, now)
 		return verdictHold
-	case (fresh || t == doubtful && !j.caps.closes && r.why != ReasonStart) && lately(j.writerPause()):
+	case (fresh || t == doubtful && !j.caps.closes && r.why != ReasonStart) && lately(j.wait.writerPause(j.caps.closes)):
 		// A writer no event told of, or whose close no event will tell
 		// of, may still be at it: it is given the pause a writer that
 		// keeps the file open gets. (The read that starts a watch is its
@@ -152,7 +152,7 @@ func (j *judge) read(r *reading, o *readOrder, via fs.FileInfo, f facts, now tim
 			j.wait.doubt(r.why, now)
 			return verdictHold
 		}
-		j.awaitUnseenWriter(r.why, r.c.info, j.readPath(r), f, now)
+		j.awaitUnseenWriter(r.why, r.c.info, j.view.fileOf(r), f, now)
 		return verdictHold
 	case waits && j.events:
 		return verdictAsk
@@ -160,30 +160,11 @@ func (j *judge) read(r *reading, o *readOrder, via fs.FileInfo, f facts, now tim
 	return verdictBelieve
 }
 
-// readPath is where the file r read is, if the resolution it went by led
-// to it: the file's real path. "" if not known.
-func (j *judge) readPath(r *reading) string {
-	if len(j.view.files) != 1 || j.view.file == nil || r.c.info == nil || !sameFile(r.c.info, j.view.file) {
-		return ""
-	}
-	return j.view.files[0]
-}
-
 // believe takes a read the judge believes: it ends a doubt, and is what
 // later reads and stats are compared with.
 func (j *judge) believe(r *reading) {
 	j.wait.believed()
-	j.sig, j.info = r.c.sig, r.c.info
-}
-
-// writerPause is how long a writer must pause before what it wrote is read
-// with no close to say it is done: heldOpenWindow where closes are
-// reported (or the window, if shorter), the quiet window elsewhere.
-func (j *judge) writerPause() time.Duration {
-	if j.caps.closes {
-		return min(j.wait.window, heldOpenWindow)
-	}
-	return j.wait.window
+	j.last.sig, j.last.info = r.c.sig, r.c.info
 }
 
 // awaitUnseenWriter waits for a writer that may be at work where no event
@@ -192,36 +173,12 @@ func (j *judge) writerPause() time.Duration {
 // which an event showing a swap ends. info is the file it may be at work
 // on.
 func (j *judge) awaitUnseenWriter(why Reason, info fs.FileInfo, path string, f facts, now time.Time) {
-	j.waitFor(info, path, f)
+	j.writer.begin(info, path, j.caps.files, f)
 	if j.caps.closes {
 		j.wait.written(why, true, now)
 		return
 	}
 	j.wait.guess(why, now)
-}
-
-// writtenWithin reports whether c was written so lately, at now, that a
-// writer may still be at it: within the last d and, in a kubelet volume,
-// after its payload was swapped in (kubelet writes a payload whole, then
-// swaps it in; a write after that is someone editing it in place). A file
-// found complete, its writer long gone, as a symlink retargeted to a
-// release deployed before, is read at once; so is one edited in place
-// long ago, which a wait would find no older each time it ends.
-func (j *judge) writtenWithin(c *content, d time.Duration, f facts, now time.Time) bool {
-	if age := now.Sub(c.mtime); age >= d || age <= -d {
-		return false
-	}
-	if c.vol != "" {
-		swapped := c.swapped
-		if swapped.IsZero() {
-			var ok bool
-			if swapped, ok = f.swapped(c.vol); !ok {
-				return false
-			}
-		}
-		return c.mtime.After(swapped)
-	}
-	return true
 }
 
 // laterWriter judges a read that read found believable if no later writer
@@ -242,7 +199,7 @@ func (j *judge) writtenWithin(c *content, d time.Duration, f facts, now time.Tim
 func (j *judge) laterWriter(r *reading, queued, late []event, qf, lf facts, now time.Time, taken *[]takenEvent) verdict {
 	writes, gone, moved, removed := j.writer.writes, j.watchesGone, j.chainTouched, j.filesGone
 	lost := false
-	j.judging = r.c.sig
+	j.last.judging = r.c.sig
 	for _, batch := range [...]struct {
 		evs []event
 		f   facts
@@ -255,7 +212,7 @@ func (j *judge) laterWriter(r *reading, queued, late []event, qf, lf facts, now 
 			lost = lost || ev.has(opRescan) // a write may have been lost with it
 		}
 	}
-	j.judging = 0
+	j.last.judging = 0
 	// A watch that went since may have been the one to tell of a writer
 	// where the read was made (a directory deleted and made again, and
 	// written in at once): the read is made again, from what is watched.
@@ -274,7 +231,7 @@ func (j *judge) laterWriter(r *reading, queued, late []event, qf, lf facts, now 
 	// The file read was removed since (not the one a rename put it in
 	// place of, whose removal comes after it): the doubt its removal began
 	// is not for this read to end, and its end reads again.
-	lost = lost || j.filesGone != removed && j.readGone(r, lf)
+	lost = lost || j.filesGone != removed && r.gone(j.paths, lf)
 	if j.writer.writes == writes && !lost {
 		j.heldBack = time.Time{}
 		return verdictBelieve
@@ -295,16 +252,6 @@ type takenEvent struct {
 	drops int
 }
 
-// readGone reports whether the path no longer shows the file r read. A
-// set's read is taken to be there.
-func (j *judge) readGone(r *reading, f facts) bool {
-	cur, one := j.fileNow(f)
-	if r.c.info == nil || !one {
-		return false
-	}
-	return cur == nil || !sameFile(cur, r.c.info)
-}
-
 // lookKind is what a look (the re-check, Recheck) is to do.
 type lookKind uint8
 
@@ -315,32 +262,11 @@ const (
 	lookReadNow                 // read now, and believe what is read
 )
 
-// look decides what a look at now does, given the subject's stat st: the
-// periodic re-check, the safety net, and Recheck's look now (force). The
-// re-check costs a stat when nothing changed; otherwise, and always when
-// forced, every watch is added again (in case one was lost without an
-// event) and the file read: at once if the stat is as the last read left
-// it (a forced look may know what the stat cannot show, such as a
-// filesystem caching it), once writes have had a quiet window to finish if
-// not.
-func (j *judge) look(force bool, st signature) lookKind {
-	unchanged := st != 0 && st == j.sig
-	switch {
-	case unchanged && !force:
-		return lookNothing
-	case unchanged:
-		return lookRead
-	case j.wait.window > 0 && st != 0:
-		return lookGuess
-	}
-	return lookReadNow
-}
-
 // guess begins the wait a look decided on: without events, nothing says
 // whether a writer is done, so it is given a window.
 func (j *judge) guess(why Reason, now time.Time) {
 	if !j.wait.blocksReads() {
-		j.waitFor(nil, "", nil) // no event names the file written
+		j.writer.begin(nil, "", false, nil) // no event names the file written
 	}
 	j.wait.guess(why, now)
 }

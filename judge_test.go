@@ -75,7 +75,7 @@ func testJudge(c caps) (*judge, *fakeFacts) {
 	view.one = true
 	j := &judge{caps: c, events: true, view: view, paths: []string{path}, doubt: (&fileSubject{}).doubtful,
 		wait: readWait{window: 100 * time.Millisecond}, due: due{touched: make(map[string]bool)},
-		sig: 7, readSig: 7, info: read}
+		last: lastRead{sig: 7, readSig: 7, info: read}}
 	f := &fakeFacts{stats: map[string]fs.FileInfo{path: read}, lstats: map[string]fs.FileInfo{path: read}, sig: 7,
 		watches: map[string]int{dir: 1, path: 2}, own: map[string]int{path: 2}}
 	return j, f
@@ -108,7 +108,7 @@ func TestEventKinds(t *testing.T) {
 			func(_ *judge, f *fakeFacts) { f.sig = 0 }, event{name: path, op: opRemove}, eventGone},
 		{"removed, where arrivals are not told apart: look", caps{}, nil, event{name: path, op: opRemove}, eventLook},
 		{"removed, the stat as the read being judged took it: the read saw it", linux,
-			func(j *judge, _ *fakeFacts) { j.judging = 7 }, event{name: path, op: opRemove}, eventIgnored},
+			func(j *judge, _ *fakeFacts) { j.last.judging = 7 }, event{name: path, op: opRemove}, eventIgnored},
 		{"the link count dropped, another file in its place: the first word of a removal", linux,
 			func(_ *judge, f *fakeFacts) {
 				f.sig = 9
@@ -238,10 +238,10 @@ func TestTheAwaitedFilesOwnWatchWitnessesItsEnd(t *testing.T) {
 			now := t0.Add(time.Second)
 			require.Equal(t, eventMade, j.event(event{name: path, op: opCreate | opMade}, f, now))
 			require.Equal(t, waitEmptyOpen, j.wait.state, "its creator's close is awaited")
-			require.Equal(t, path, j.awaitedWatch(), "the session is asked for the file's own watch")
-			j.awaitWatched(5)
-			require.Empty(t, j.awaitedWatch())
-			assert.Equal(t, path, j.awaitedKept(), "and keeps it while the wait holds")
+			require.Equal(t, path, j.awaited(), "the session is asked for the file's own watch")
+			j.writer.watched(5)
+			require.Empty(t, j.awaited())
+			assert.Equal(t, path, j.witnessKept(), "and keeps it while the wait holds")
 
 			// The path is now a link to /srv/new.yaml, given inode 20.
 			newFile := fakeFile{ino: 20, size: 9}
@@ -252,7 +252,7 @@ func TestTheAwaitedFilesOwnWatchWitnessesItsEnd(t *testing.T) {
 			require.Equal(t, waitEmptyOpen, j.wait.state)
 
 			j.event(c.witness, f, now.Add(time.Millisecond))
-			why, tr, ok := j.next()
+			why, tr, ok := j.due.next()
 			require.True(t, ok, "the witness asks for a read")
 			o, read := j.refreshing(why, tr, false, false, f)
 			assert.True(t, read, "the wait is over: the file the path shows now is read")
@@ -265,7 +265,7 @@ func TestTheAwaitedFilesOwnWatchWitnessesItsEnd(t *testing.T) {
 		f.lstats[path], f.stats[path] = created, created
 		f.own = map[string]int{}
 		j.event(event{name: path, op: opCreate | opMade}, f, t0)
-		j.awaitWatched(5)
+		j.writer.watched(5)
 		j.event(event{name: path, op: opRemove | opGone, watch: 2}, f, t0) // the old file's
 		assert.Equal(t, waitEmptyOpen, j.wait.state, "the old file's end is not the awaited one's")
 		assert.False(t, j.writer.gone)

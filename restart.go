@@ -33,7 +33,7 @@ func launchSession(t target, out sink, why Reason) launch {
 	s, err := openSession(t, out)
 	var via *sight
 	if s != nil {
-		via = &s.view
+		via = &s.cw.view
 	}
 	return launch{s: s, err: err, read: t.subj.read(why, via)}
 }

@@ -70,6 +70,21 @@ func (v *sight) relevant(name string) bool {
 		(v.entries != "" && filepath.Dir(name) == v.entries && v.match(filepath.Base(name)))
 }
 
+// fileOf is where the file r read is, if the resolution v is the one the
+// read went by and led to it: the file's real path. "" if not known.
+func (v *sight) fileOf(r *reading) string {
+	if len(v.files) != 1 || v.file == nil || r.c.info == nil || !sameFile(r.c.info, v.file) {
+		return ""
+	}
+	return v.files[0]
+}
+
+// onTheWay reports whether path is a name the resolution looked up on the
+// way to the file, not the file itself.
+func (v *sight) onTheWay(path string) bool {
+	return v.names[path] && !slices.Contains(v.files, path)
+}
+
 // same reports whether two resolutions lead the same way through the same
 // names: for one file, its chain's; for a set, the names and directories
 // of all its files'.

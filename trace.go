@@ -45,3 +45,42 @@ func (r *reading) summary() string {
 
 // epoch is where a synctest bubble's clock starts: traces give times from it.
 var epoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// traceEvent traces what the judge made of an event.
+func traceEvent(path string, v *sight, ev event, kind eventKind) {
+	switch {
+	case ev.has(opRescan):
+		tracef(path, "event rescan")
+	case !v.relevant(ev.name):
+		tracef(path, "event %s %s: not relevant", ev.name, ev.op)
+	default:
+		tracef(path, "event %s %s -> %s", ev.name, ev.op, kind)
+	}
+}
+
+// traceTaken traces the events taken with a read, what each was taken
+// for, and the watches the kernel dropped among them (drops).
+func traceTaken(path string, v *sight, evs []event, taken []takenEvent, drops []string) {
+	dropped := 0
+	for i, ev := range evs {
+		for _, p := range drops[dropped:taken[i].drops] {
+			tracef(path, "watch gone %s", p)
+		}
+		dropped = taken[i].drops
+		traceEvent(path, v, ev, taken[i].kind)
+	}
+}
+
+// traceLeft traces a read left to a wait under way.
+func traceLeft(path string, why Reason, t trust, state waitState) {
+	if traceHook != nil {
+		tracef(path, "read %s %s: left to the wait (%s)", why, t, state)
+	}
+}
+
+// traceOffer traces what became of a read, and the wait it left.
+func traceOffer(path string, v verdict, w *readWait) {
+	if traceHook != nil {
+		tracef(path, "offer: %s; wait %s", v, w.describe())
+	}
+}

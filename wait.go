@@ -314,6 +314,16 @@ func (w *readWait) pause() time.Duration {
 	return w.window
 }
 
+// writerPause is how long a writer must pause before what it wrote is read
+// with no close to say it is done: heldOpenWindow where closes are
+// reported (closes; or the window, if shorter), the quiet window elsewhere.
+func (w *readWait) writerPause(closes bool) time.Duration {
+	if closes {
+		return min(w.window, heldOpenWindow)
+	}
+	return w.window
+}
+
 // describe says what the wait is and when it ends, for traces.
 func (w *readWait) describe() string {
 	if w.state == waitNone {

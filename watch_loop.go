@@ -65,16 +65,9 @@ type session struct {
 	kind sessionKind
 	n    notifier
 	ws   *watchSet
-	view sight // what the subject's current resolution depends on
-	prev sight // the resolution before, kept while the path's is resumed from it
+	cw   chainWatch // the path's resolution, and the watches kept for it
 	j    *judge
-
-	// The watch set's want and the judge's touchedName, as funcs once:
-	// a method value made at each resolution would be an allocation on
-	// the way to the callback.
-	want    func(string)
-	touched func(string) bool
-	f       *diskFacts // the facts of the event or read being judged
+	f    *diskFacts // the facts of the event or read being judged
 
 	timer    *time.Timer // the judge's wait, or the retry's, whichever ends first
 	timerAt  time.Time   // when timer fires; zero if it is stopped
@@ -94,11 +87,11 @@ func openSession(t target, out sink) (*session, error) {
 		return nil, err
 	}
 	s := newSession(t, n, onEvents)
-	if err := s.watchChain(false); err != nil {
+	if err := s.cw.watch(false); err != nil {
 		s.close()
 		return nil, err
 	}
-	if name, none := t.opts.fsType(s.view.home); none {
+	if name, none := t.opts.fsType(s.cw.view.home); none {
 		s.remoteFS = name
 	}
 	s.out, s.ws.dirty = out, true
@@ -123,9 +116,10 @@ func newPollSession(t target, out sink, fallback bool) *session {
 func newSession(t target, n notifier, kind sessionKind) *session {
 	s := &session{t: t, n: n, kind: kind, ws: newWatchSet(n),
 		retry: retry{bo: backoff{min: t.opts.backoffMin, max: t.opts.backoffMax}}}
-	s.j = newJudge(t, s.ws.caps, kind == onEvents, &s.view)
+	s.j = newJudge(t, s.ws.caps, kind == onEvents, &s.cw.view)
 	s.f = newDiskFacts(t.subj, s.ws)
-	s.want, s.touched = s.ws.want, s.j.touchedName
+	s.cw = chainWatch{subj: t.subj, path: t.path, events: kind == onEvents, ws: s.ws, j: s.j, tell: s.tellWatching,
+		want: s.ws.want, touched: s.j.due.touchedName}
 	return s
 }
 
@@ -156,7 +150,7 @@ func (s *session) run(ctx context.Context, first reading, look <-chan struct{}) 
 	}
 	// While the watch was down, no event told of writers.
 	s.offer(&first, readOrder{why: first.why, trust: doubtful, fresh: first.why == ReasonRestart}, nil, false)
-	if err := s.watchAfterRead(false); err != nil {
+	if err := s.cw.afterRead(false); err != nil {
 		return err
 	}
 	return s.loop(ctx, look)
@@ -185,7 +179,7 @@ func (s *session) loop(ctx context.Context, look <-chan struct{}) error {
 		// were being added; events it took say a writer began or events
 		// were lost). Nothing else would wake the loop for it.
 		for {
-			why, t, ok := s.j.next()
+			why, t, ok := s.j.due.next()
 			if !ok {
 				break
 			}
@@ -300,21 +294,9 @@ func (s *session) judgeEvent(ev event, f facts) {
 		for _, p := range s.j.drop {
 			tracef(s.t.path, "watch gone %s", p)
 		}
-		s.traceEvent(ev, kind)
+		traceEvent(s.t.path, &s.cw.view, ev, kind)
 	}
 	s.judged()
-}
-
-// traceEvent traces what the judge made of an event.
-func (s *session) traceEvent(ev event, kind eventKind) {
-	switch {
-	case ev.has(opRescan):
-		tracef(s.t.path, "event rescan")
-	case !s.view.relevant(ev.name):
-		tracef(s.t.path, "event %s %s: not relevant", ev.name, ev.op)
-	default:
-		tracef(s.t.path, "event %s %s -> %s", ev.name, ev.op, kind)
-	}
 }
 
 // refresh re-resolves the path, re-reads, and watches what the path now
@@ -335,41 +317,35 @@ func (s *session) refresh(why Reason, t trust) error {
 		if o, ok := s.j.mayRead(why, t, false); ok {
 			s.read(o)
 		} else {
-			s.traceLeft(why, t)
+			traceLeft(s.t.path, why, t, s.j.wait.state)
 		}
 		return nil // a poll session watches nothing
 	}
-	all := s.j.takeRewatch()
-	if all || s.j.resolveAll() {
-		s.resolve()
+	all := s.j.due.takeRewatch()
+	if all || s.j.due.fromRoot() {
+		s.cw.resolve()
 	} else {
-		s.resumeResolve()
+		s.cw.resume()
 	}
 	s.f.reset()
 	// What moved carries is for this refresh's read alone, whatever
 	// path it takes out.
 	defer s.j.refreshDone()
-	if o, ok := s.j.refreshing(why, t, s.ws.watched[s.view.home], s.ws.unheard(&s.view), s.f); ok {
+	if o, ok := s.j.refreshing(why, t, s.ws.watched[s.cw.view.home], s.ws.unheard(&s.cw.view), s.f); ok {
 		s.read(o)
 	} else {
-		s.traceLeft(why, t)
+		traceLeft(s.t.path, why, t, s.j.wait.state)
 	}
 	// What to watch is worked out after the read, which it would only
 	// delay: the read goes by the resolution.
-	return s.watchAfterRead(all)
-}
-
-func (s *session) traceLeft(why Reason, t trust) {
-	if traceHook != nil {
-		tracef(s.t.path, "read %s %s: left to the wait (%s)", why, t, s.j.wait.state)
-	}
+	return s.cw.afterRead(all)
 }
 
 // read reads the subject for o and offers what it finds.
 func (s *session) read(o readOrder) {
 	var via *sight
 	if s.events() {
-		via = &s.view // resolved just before
+		via = &s.cw.view // resolved just before
 	}
 	r := s.t.subj.read(o.why, via)
 	var file fs.FileInfo
@@ -396,7 +372,7 @@ func (s *session) offer(r *reading, o readOrder, via fs.FileInfo, traceRead bool
 	}
 	if v == verdictRetry {
 		s.retry.later(o, now)
-		s.traceOffer(v)
+		traceOffer(s.t.path, v, &s.j.wait)
 		s.out.found(*r)
 		return
 	}
@@ -407,7 +383,7 @@ func (s *session) offer(r *reading, o readOrder, via fs.FileInfo, traceRead bool
 	if v == verdictBelieve {
 		s.j.believe(r)
 	}
-	s.traceOffer(v)
+	traceOffer(s.t.path, v, &s.j.wait)
 	if v == verdictBelieve {
 		s.out.found(*r)
 	}
@@ -446,14 +422,7 @@ func (s *session) askQueue(r *reading, now time.Time) verdict {
 	}
 	v := s.j.laterWriter(r, queued, late, qf, lf, now, &taken)
 	if traceHook != nil {
-		dropped := 0
-		for i, ev := range append(queued, late...) {
-			for _, p := range s.j.drop[dropped:taken[i].drops] {
-				tracef(s.t.path, "watch gone %s", p)
-			}
-			dropped = taken[i].drops
-			s.traceEvent(ev, taken[i].kind)
-		}
+		traceTaken(s.t.path, &s.cw.view, append(queued, late...), taken, s.j.drop)
 	}
 	return v
 }
@@ -487,15 +456,8 @@ func (s *session) judged() {
 	for _, p := range s.j.takeDropped() {
 		s.ws.drop(p)
 	}
-	if p := s.j.awaitedWatch(); p != "" {
-		s.j.awaitWatched(s.ws.addAwaited(p, s.j.writer.file, s.traceAdd))
-	}
-}
-
-// traceOffer traces what became of a read, and the wait it left.
-func (s *session) traceOffer(v verdict) {
-	if traceHook != nil {
-		tracef(s.t.path, "offer: %s; wait %s", v, s.j.wait.describe())
+	if p := s.j.awaited(); p != "" {
+		s.j.writer.watched(s.ws.addAwaited(p, s.j.writer.file, s.cw.traceAdd))
 	}
 }
 
@@ -503,14 +465,14 @@ func (s *session) traceOffer(v verdict) {
 // (force): see judge.look.
 func (s *session) look(why Reason, force bool) error {
 	st := s.t.subj.stat()
-	k := s.j.look(force, st)
+	k := s.j.last.look(force, st, s.j.wait.window)
 	if traceHook != nil {
 		tracef(s.t.path, "look %s force=%v unchanged=%v", why, force, k == lookRead || k == lookNothing)
 	}
 	if k == lookNothing {
 		return nil
 	}
-	if err := s.watchChain(true); err != nil {
+	if err := s.cw.watch(true); err != nil {
 		return err
 	}
 	switch k {
@@ -522,7 +484,7 @@ func (s *session) look(why Reason, force bool) error {
 	default:
 		s.read(readOrder{why: why, trust: believed})
 	}
-	return s.watchAfterRead(false)
+	return s.cw.afterRead(false)
 }
 
 // close releases the session's timers and notifier. A notifier's close
@@ -534,5 +496,18 @@ func (s *session) close() {
 	}
 	if err := s.n.Close(); err != nil {
 		s.t.opts.log().Debug("keepwatch: closing notifier", slog.String("path", s.t.path), slog.Any("error", err))
+	}
+}
+
+// tellWatching tells the sink, once it has one, what is watched now, if
+// that changed since it was last told.
+func (s *session) tellWatching() {
+	if s.ws.dirty && s.out != nil {
+		s.ws.dirty = false
+		var dirs []string
+		if s.events() {
+			dirs = s.ws.dirs(&s.cw.view)
+		}
+		s.out.watching(s.mode(), dirs)
 	}
 }
