@@ -342,7 +342,7 @@ func (s *session) onEvent(ev event) {
 		s.written(name)
 	case eventClosed:
 		s.settle.writerClosed()
-		s.readNow = true // what the writer wrote is all there, empty or not
+		s.readNow = true // what the writer wrote is all there; if that is nothing, see emptyClosed
 	}
 }
 
@@ -1052,10 +1052,11 @@ func (s *session) read(why Reason, t trust, fresh bool) {
 // remove-then-create swap, a file created before it is written) than its
 // end. It is handed on only if it lasts a quiet window, and any event in
 // between reads again at once. A file that a writer holding it open has
-// left empty is not believed before its close. What a writer's close
-// reads is handed on only if no later writer had begun by then. A read
-// that failed for a reason of the process, not of the file, is told of and
-// retried.
+// left empty is not believed before its close, nor one its writer's close
+// left empty before no writer has appeared for a while (heldOpenWindow).
+// What a writer's close reads is handed on only if no later writer had
+// begun by then. A read that failed for a reason of the process, not of
+// the file, is told of and retried.
 //
 // A fresh read was made where no watch told of writers until now (see
 // refresh): a file it finds written lately is given a window, as one that
@@ -1112,18 +1113,30 @@ func (s *session) offer(r reading, t trust, fresh bool) {
 		return
 	case waits && !s.noLaterWriter(r):
 		return // the later writer's close, or its quiet, reads
+	case t == closedByWriter && doubted && r.err == nil:
+		// A writer's close that leaves the file empty, no later writer
+		// known yet: most often the file was emptied to be written
+		// again (truncate, then append), and the next writer has yet to
+		// begin. It is doubted until no writer has appeared for a
+		// while (settle.emptyClosed).
+		s.settle.emptyClosed(r.why)
+		return
 	}
 	s.settle.believed()
+	s.heldBack = time.Time{} // a read believed ends the holding back, however it was made (a cap's)
 	s.sig, s.info = r.c.sig, r.c.info
 	s.out.found(r)
 }
 
-// writerPause is how long a writer must pause before what it wrote is read
-// with no close to say it is done: heldOpenWindow where closes are
-// reported (or the window, if shorter), the quiet window elsewhere.
+// writerPause is how long a writer no event told of must pause before what
+// it wrote is read with no close to say it is done, and how lately a file
+// found at the end of a writer's wait must have been written for the wait
+// to go on: unheardWriterPause where closes are reported (or the window, if
+// shorter), the quiet window elsewhere. (A writer heard writing is given
+// heldOpenWindow: see settle.pause.)
 func (s *session) writerPause() time.Duration {
 	if s.caps.closes {
-		return min(s.settle.window, heldOpenWindow)
+		return min(s.settle.window, unheardWriterPause)
 	}
 	return s.settle.window
 }
@@ -1136,7 +1149,7 @@ func (s *session) writerPause() time.Duration {
 func (s *session) awaitUnseenWriter(why Reason, info fs.FileInfo) {
 	s.waitFor(info)
 	if s.caps.closes {
-		s.settle.written(why, true)
+		s.settle.unheardWriter(why)
 		return
 	}
 	s.settle.guess(why)
