@@ -53,9 +53,13 @@
 // writes; so is a file removed and created again in its place. A close
 // says that a writer is done, not that the file is whole: what is read is
 // handed on only if no other writer had begun by then (two os.WriteFile
-// calls in a row), and then that writer's close reads. A writer that keeps
-// the file open after writing, as tests and long-lived writers do, is read
-// once it has gone 25 ms without a write, and again at its close if that
+// calls in a row), and then that writer's close reads. A file that a
+// writer's close leaves empty is delivered only once no writer has
+// followed for a second, so that a file emptied and then appended to
+// (truncate -s 0 f && cat new >> f) is delivered once, whole. A writer
+// that keeps the file open (a slow producer behind a shell redirect,
+// pausing between writes; tests and long-lived writers) is read once it
+// has gone a second without a write, and again at its close if that
 // changed anything: one that pauses mid-write longer than that, holding
 // the file open, is read half done there, and delivered whole at its close
 // (koanf's stock provider reads at every write). Where the kernel does not

@@ -302,8 +302,9 @@ type subscription struct {
 	// Guarded by h.mu.
 	paths  map[string]int // watched path → the backend's id for it
 	want   map[string]bool
-	lost   bool // an opRescan event is queued and events since were dropped
-	broken bool // its instance failed; it only waits to be closed
+	last   event // the event queued last: see deliverLocked
+	lost   bool  // an opRescan event is queued and events since were dropped
+	broken bool  // its instance failed; it only waits to be closed
 	closed bool
 }
 
@@ -430,18 +431,24 @@ func (s *subscription) Close() error {
 	return nil
 }
 
-// deliverLocked queues an event without blocking.
+// deliverLocked queues an event without blocking. An event the same as
+// the one queued last, while that one is still unread, is merged into it,
+// as the kernel merges the same event in its own queue: a burst of writes
+// (a tool writing line by line, each write told by the file's watch and
+// its directory's) then fills no session's queue, and loses it no
+// writer's close.
 func (s *subscription) deliverLocked(ev event) {
-	if s.closed {
+	if s.closed || len(s.events) > 0 && ev == s.last {
 		return
 	}
 	if len(s.events) < cap(s.events)-1 {
 		s.events <- ev
-		s.lost = false
+		s.last, s.lost = ev, false
 		return
 	}
 	if !s.lost {
 		s.lost = true
-		s.events <- event{op: opRescan} // fits: the last slot is kept for it
+		s.last = event{op: opRescan}
+		s.events <- s.last // fits: the last slot is kept for it
 	}
 }

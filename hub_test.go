@@ -193,7 +193,7 @@ func TestHubDispatchesEventsByWantedPath(t *testing.T) {
 		// Forgotten paths are no longer dispatched.
 		a.Forget(map[string]bool{p("/vol/..data"): true})
 		w.send(p("/vol/config.yaml"), opWrite)
-		w.send(p("/vol/..data"), opCreate)
+		w.send(p("/vol/..data"), opRemove) // not the event queued last: not merged
 		synctest.Wait()
 		assert.Equal(t, 3, queued(a))
 	})
@@ -226,6 +226,41 @@ func TestASubscriptionThatFallsBehindGetsOneRescan(t *testing.T) {
 		raw.last().send(p("/vol/again"), opWrite)
 		synctest.Wait()
 		assert.Equal(t, p("/vol/again"), (<-events).name)
+	})
+}
+
+// A burst of the same event (a tool writing line by line: each write told
+// by the file's watch and by its directory's) is merged into the copy
+// still queued, as the kernel merges it: the queue does not fill, and the
+// writer's close after the burst is not lost. An event unlike the last
+// one queued, or one that comes after the queue was read, is queued.
+func TestABurstOfTheSameEventIsMergedWhileQueued(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := filepath.FromSlash // the paths as the OS spells them
+		raw := &fakeBackends{}
+		h := newHub(raw.newBackend)
+		s, _ := h.subscribe()
+		defer s.Close()
+		require.NoError(t, added(s.Add(p("/vol"))))
+		s.Want(p("/vol/config.yaml"))
+		for range 10 * subBuffer {
+			raw.last().send(p("/vol/config.yaml"), opWrite)
+		}
+		raw.last().send(p("/vol/config.yaml"), opClose)
+		raw.last().send(p("/vol/config.yaml"), opClose)
+		raw.last().send(p("/vol/config.yaml"), opWrite)
+		synctest.Wait()
+		events := s.(*subscription).events
+		want := []event{{name: p("/vol/config.yaml"), op: opWrite}, {name: p("/vol/config.yaml"), op: opClose}, {name: p("/vol/config.yaml"), op: opWrite}}
+		require.Len(t, events, len(want))
+		for _, w := range want {
+			assert.Equal(t, w, <-events)
+		}
+
+		// Read, the same event is queued again.
+		raw.last().send(p("/vol/config.yaml"), opWrite)
+		synctest.Wait()
+		assert.Equal(t, event{name: p("/vol/config.yaml"), op: opWrite}, <-events)
 	})
 }
 

@@ -106,7 +106,7 @@ func (j *judge) act(kind eventKind, name string, f facts, now time.Time) {
 		j.written(name, f, now)
 	case eventClosed:
 		j.wait.writerClosed()
-		j.due.readNow = true // what the writer wrote is all there, empty or not
+		j.due.readNow = true // what the writer wrote is all there; if that is nothing, see emptyClosed
 	}
 }
 

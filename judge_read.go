@@ -160,10 +160,24 @@ func (j *judge) read(r *reading, o *readOrder, via fs.FileInfo, f facts, now tim
 	return verdictBelieve
 }
 
+// closedEmpty says what becomes of a read that laterWriter found no later
+// writer for: a writer's close (t) that leaves the file empty, no later
+// writer known yet, was most often emptying the file to write it again
+// (truncate, then append), and the next writer has yet to begin. It is
+// doubted until no writer has appeared for a while (readWait.emptyClosed).
+func (j *judge) closedEmpty(r *reading, t trust, now time.Time) verdict {
+	if t == closedByWriter && r.err == nil && j.wait.window > 0 && j.doubt(*r) {
+		j.wait.emptyClosed(r.why, now)
+		return verdictHold
+	}
+	return verdictBelieve
+}
+
 // believe takes a read the judge believes: it ends a doubt, and is what
 // later reads and stats are compared with.
 func (j *judge) believe(r *reading) {
 	j.wait.believed()
+	j.heldBack = time.Time{} // a read believed ends the holding back, however it was made (a cap's)
 	j.last.sig, j.last.info = r.c.sig, r.c.info
 }
 
@@ -175,7 +189,7 @@ func (j *judge) believe(r *reading) {
 func (j *judge) awaitUnseenWriter(why Reason, info fs.FileInfo, path string, f facts, now time.Time) {
 	j.writer.begin(info, path, j.caps.files, f)
 	if j.caps.closes {
-		j.wait.written(why, true, now)
+		j.wait.unheardWriter(why, now)
 		return
 	}
 	j.wait.guess(why, now)

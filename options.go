@@ -103,13 +103,15 @@ func WithPolling(d time.Duration) Option {
 // are read ten windows after the first, at their first 5 ms gap.
 //
 // On Linux an in-place write is read as soon as its writer closes the
-// file, however long the window. A writer that keeps the file open after
-// writing is read once it has gone 25 ms (or the window, if shorter)
-// without a write, and again at its close if that changed anything; an
-// empty file it holds open is not delivered before its close (or 10 s). So
-// a writer that pauses mid-write for longer than that, holding the file
-// open, is read half done, then delivered whole at its close, where
-// koanf's stock provider reads at every write. Atomic updates (rename,
+// file, however long the window. A writer that keeps the file open (a
+// slow producer behind a shell redirect) is read once it has gone a second
+// (or the window, if longer) without a write, and again at its close if
+// that changed anything; an empty file it holds open is not delivered
+// before its close (or 10 s), and one its writer's close left empty not
+// before no writer has followed for that second. So a writer that pauses
+// mid-write for longer than that, holding the file open, is read half
+// done, then delivered whole at its close, where koanf's stock provider
+// reads at every write. Atomic updates (rename,
 // symlink swap) are read at once either way. Zero turns all waiting off:
 // every write is read at once, done or not.
 // Default: 100 ms.

@@ -12,14 +12,38 @@ const maxWaitFactor = 10
 // pause so long are read a pause after the cap.
 const capGap = 5 * time.Millisecond
 
-// heldOpenWindow is how long a writer that keeps the file open after writing
-// must go without a write before the file is read, where the kernel reports
-// writers' closes (the quiet window, if shorter). Test code and long-lived
-// writers often keep the file open; code written for koanf's stock
-// provider, which reads at every write, expects to see the write within
-// tens of milliseconds. The writer's close, when it comes, reads the file
-// again.
-const heldOpenWindow = 25 * time.Millisecond
+// heldOpenWindow is how long a writer heard writing, that keeps the file
+// open, must go without a write before the file is read, where the kernel
+// reports writers' closes (the quiet window, if longer); and how long a file
+// found empty at a writer's close is doubted, for the next writer to begin
+// (see emptyClosed). A producer behind a shell redirect holds the file until
+// it is done, however long it pauses between writes, and the file is only
+// ever read half done if a pause outlasts this. Measured (strace of the
+// writes, on the 2-core development machine; docs/semantics.md has the
+// table): helm, kubectl, envsubst and tee write what they make at once, but
+// two of them behind one redirect pause for the second's start, 40 to 90 ms;
+// curl and envsubst write in 4 KiB blocks, so that a handler over loopback
+// sending a section (about 700 bytes) every 20, 50 or 100 ms is written in
+// pauses of up to 150, 350 and 700 ms; tee passes its input's pauses on.
+// One second covers all of these with room for a loaded machine, and still
+// reads a writer that keeps the file open for good (test code, long-lived
+// writers) well within what tests of one wait (siemens/wfx polls for 5 s);
+// ten of them (the cap) are maxWriterWait. The writer's close, when it
+// comes, reads the file again. Writers that close are read at their close,
+// renames and swaps on their event: this window delays neither.
+const heldOpenWindow = time.Second
+
+// unheardWriterPause is how long a writer that no event told of, but that
+// the file's times say may still be at work, is given before the file is
+// read, where closes are reported (the quiet window, if shorter): the file
+// is one the path leads to only now (a link retargeted, a directory
+// swapped in or made again), written before a watch could hear it. Such a
+// file was most likely finished before it was swapped in, and is read so
+// soon after, so that swaps are not held back; a write heard from it makes
+// it a heard writer, given heldOpenWindow. It is also how lately a file
+// read at the end of a wait must have been written for the wait to go on
+// (its writes' events had not come yet: they come within milliseconds).
+const unheardWriterPause = 25 * time.Millisecond
 
 // maxWriterWait bounds how long a file found empty while its writer holds
 // it open delays a read, where the kernel reports writers' closes: long
@@ -37,8 +61,10 @@ const (
 	// waitNone: nothing to wait for; reads are believed.
 	waitNone waitState = iota
 	// waitDoubt: a read found the file missing or empty. That is reported
-	// or delivered when the window ends, unless an event first shows it
-	// was the middle of an update.
+	// or delivered when the window ends (heldOpenWindow for a file found
+	// empty at a writer's close: see emptyClosed), unless an event first
+	// shows it was the middle of an update. A writer's close does not end
+	// it: its read is made, and ends it only if it finds the file written.
 	waitDoubt
 	// waitQuiet: in-place writes are under way, and nothing will say when
 	// they end. The file is read once a window passes without a write, or
@@ -53,9 +79,10 @@ const (
 	// those are read at once.
 	waitGuess
 	// waitClose: in-place writes are under way and the kernel reports the
-	// writer's close, which ends the wait. A writer that keeps the file
-	// open is read once it has gone heldOpenWindow without a write (or,
-	// from maxWaitFactor such windows after the first, capGap).
+	// writer's close, which ends the wait. A writer heard writing that
+	// keeps the file open is read once it has gone heldOpenWindow without
+	// a write (or, from maxWaitFactor such windows after the first,
+	// capGap); one no event told of, after unheardWriterPause.
 	waitClose
 	// waitEmptyOpen: the file is empty and its writer holds it open (a
 	// slow producer behind a shell redirect, not started yet): only its
@@ -122,18 +149,28 @@ type readWait struct {
 	why        Reason    // what started it
 	movedStart time.Time // the start of a guessed wait that moved on to another file in this refresh, for the cap: see moved
 	carried    bool      // start is a moved wait's: a guess's, which a heard write does not inherit
+	heard      bool      // in waitClose, or waitQuiet after closeLost: a write or a creation of the file was heard, so that its writer may be a slow producer holding it open
 }
 
-// written takes a write at now. closes says whether the writer's close will
-// be reported. It starts a wait for writes to end, or extends one; a doubt
-// becomes one.
-func (w *readWait) written(why Reason, closes bool, now time.Time) {
+// written takes a write an event told of, at now. closes says whether the
+// writer's close will be reported. It starts a wait for writes to end, or
+// extends one; a doubt becomes one.
+func (w *readWait) written(why Reason, closes bool, now time.Time) { w.write(why, closes, closes, now) }
+
+// unheardWriter starts a wait for a writer no event told of, whose close
+// will be reported (see unheardWriterPause), or extends the wait running.
+func (w *readWait) unheardWriter(why Reason, now time.Time) { w.write(why, true, false, now) }
+
+// write starts or extends a wait for writes. heard says that an event told
+// of them: their writer is given heldOpenWindow to pause in.
+func (w *readWait) write(why Reason, closes, heard bool, now time.Time) {
 	switch {
 	case w.state == waitNone || w.state == waitDoubt || w.state == waitEmptyOpen:
 		w.begin(now, why, waitQuiet)
 		if closes {
 			w.state = waitClose
 		}
+		w.heard = heard
 		w.deadline = now.Add(w.pause())
 		return
 	case closes:
@@ -149,6 +186,7 @@ func (w *readWait) written(why Reason, closes bool, now time.Time) {
 			w.start, w.carried = now, false
 		}
 	}
+	w.heard = w.heard || heard
 	w.deadline = now.Add(w.delay(now))
 }
 
@@ -165,7 +203,8 @@ func (w *readWait) delay(now time.Time) time.Duration {
 
 // resume takes a read, at the end of a wait for writes, that found the file
 // written within the pause: their events had not come yet. The wait goes
-// on from where it began, so that its cap still holds.
+// on from where it began, so that its cap still holds, and with what it
+// had heard of its writer (fired keeps it).
 func (w *readWait) resume(closes bool, now time.Time) {
 	w.state = waitQuiet
 	if closes {
@@ -240,18 +279,50 @@ func (w *readWait) moved() {
 func (w *readWait) refreshDone() { w.movedStart = time.Time{} }
 
 // closeLost turns a wait for a writer into a wait for quiet: events were
-// lost, and the writer's close or writes may have been among them.
+// lost, and the writer's close or writes may have been among them. A
+// writer heard writing keeps its window: a burst of writes (a tool writing
+// line by line) is what overflows a session's queue, and such a writer may
+// be a producer about to pause (helm template a; helm template b) > f. A
+// close that comes after the loss still reads at once.
 func (w *readWait) closeLost(now time.Time) {
 	if w.state == waitClose || w.state == waitEmptyOpen {
 		w.state = waitQuiet
-		w.deadline = now.Add(w.window)
+		w.deadline = now.Add(w.pause())
 	}
 }
 
-// writerClosed takes a writer's close. It ends any wait: what the writer
-// wrote is all there. That ends a doubt too: a file created empty and
-// closed so is empty on purpose.
-func (w *readWait) writerClosed() { w.stop() }
+// writerClosed takes a writer's close. It ends any wait but a doubt: what
+// the writer wrote is all there. A doubt is left to the close's read: it
+// ends the doubt if it finds the file written (see believed), and a file
+// still empty was emptied by a writer that may be followed by another
+// (see emptyClosed).
+func (w *readWait) writerClosed() {
+	if w.state != waitDoubt {
+		w.stop()
+	}
+}
+
+// emptyClosed takes a file found empty at its writer's close, at now, with
+// no later writer known. The close says that writer is done, not that the
+// file is meant to be empty: it is more often emptied to be written again
+// (truncate -s 0 f && cat new >> f; : > f; echo ... >> f), by a writer
+// that takes a moment to start. It is doubted until no writer has
+// appeared for as long as one that holds the file open may pause
+// (heldOpenWindow, or the quiet window if longer): a write in that time
+// makes the doubt a wait for that writer, whose close reads the file
+// whole; a file that stays empty so long is delivered at the doubt's end.
+// A doubt running already is put off to that long after this close, but
+// never past maxWriterWait from its start.
+func (w *readWait) emptyClosed(why Reason, now time.Time) {
+	wait := max(w.window, heldOpenWindow)
+	switch w.state {
+	case waitNone:
+		w.begin(now, why, waitDoubt)
+		w.deadline = now.Add(wait)
+	case waitDoubt:
+		w.deadline = now.Add(min(wait, max(0, w.start.Add(maxWriterWait).Sub(now))))
+	}
+}
 
 // doubt starts a doubt, unless a wait is running: its end reads anyway, and
 // events during it must not postpone a real problem's report.
@@ -303,23 +374,34 @@ func (w *readWait) stop() {
 }
 
 func (w *readWait) begin(at time.Time, why Reason, s waitState) {
-	w.start, w.why, w.state, w.carried = at, why, s, false
+	w.start, w.why, w.state, w.carried, w.heard = at, why, s, false, false
 }
 
-// pause is how long writes must pause for the wait to end.
+// pause is how long writes must pause for the wait to end: where closes
+// are reported, a heard writer that holds the file open gets
+// heldOpenWindow (a slow producer behind a redirect pauses that long), as
+// one whose close may have been lost with other events does (see
+// closeLost), and one no event told of unheardWriterPause; elsewhere the
+// quiet window.
 func (w *readWait) pause() time.Duration {
-	if w.state == waitClose {
-		return min(w.window, heldOpenWindow)
+	switch {
+	case (w.state == waitClose || w.state == waitQuiet) && w.heard:
+		return max(w.window, heldOpenWindow)
+	case w.state == waitClose:
+		return min(w.window, unheardWriterPause)
 	}
 	return w.window
 }
 
-// writerPause is how long a writer must pause before what it wrote is read
-// with no close to say it is done: heldOpenWindow where closes are
-// reported (closes; or the window, if shorter), the quiet window elsewhere.
+// writerPause is how long a writer no event told of must pause before what
+// it wrote is read with no close to say it is done, and how lately a file
+// found at the end of a writer's wait must have been written for the wait
+// to go on: unheardWriterPause where closes are reported (closes; or the
+// window, if shorter), the quiet window elsewhere. (A writer heard writing
+// is given heldOpenWindow: see pause.)
 func (w *readWait) writerPause(closes bool) time.Duration {
 	if closes {
-		return min(w.window, heldOpenWindow)
+		return min(w.window, unheardWriterPause)
 	}
 	return w.window
 }

@@ -10,25 +10,26 @@ import (
 )
 
 // The wait before a read, transition by transition: every state it can be
-// in, and every input it can take, with the state it goes to and when it
-// ends then. The window is 100 ms; each state was begun at t0 (a write
-// heard, a doubt, a guess...), and the input comes 10 ms later, at t1.
+// in (a wait for a writer's close two ways: heard writing, or not), and
+// every input it can take, with the state it goes to and when it ends
+// then. The window is 100 ms; each state was begun at t0 (a write heard, a
+// doubt, a guess...), and the input comes 10 ms later, at t1.
 // A deadline is given from t1; "-" is none. A wait in none has never
 // begun: a resume there (which follows a wait's end, and keeps its start)
 // finds the cap long passed.
 //
 // This is the table docs/internals.md shows.
 var waitTable = []struct {
-	from waitState
+	from waitRow
 	to   [len(waitInputs)]string
 }{
-	//          written        written,closes  resume         resume,closes  emptyWhileOpen     guess          swapSeen       moved          closeLost      writerClosed   doubt          believed       fired
-	{waitNone, [...]string{"quiet +100ms", "close +25ms", "quiet +0s", "close +0s", "empty-open +10s", "guess +100ms", "none -", "none -", "none -", "none -", "doubt +100ms", "none -", "none -"}},
-	{waitDoubt, [...]string{"quiet +100ms", "close +25ms", "quiet +100ms", "close +25ms", "empty-open +10s", "guess +100ms", "doubt +90ms", "doubt +90ms", "doubt +90ms", "none -", "doubt +90ms", "none -", "none -"}},
-	{waitQuiet, [...]string{"quiet +100ms", "close +25ms", "quiet +100ms", "close +25ms", "empty-open +10s", "quiet +90ms", "quiet +90ms", "none -", "quiet +90ms", "none -", "quiet +90ms", "quiet +90ms", "none -"}},
-	{waitGuess, [...]string{"quiet +100ms", "close +25ms", "quiet +100ms", "close +25ms", "empty-open +10s", "guess +90ms", "none -", "none -", "guess +90ms", "none -", "guess +90ms", "guess +90ms", "none -"}},
-	{waitClose, [...]string{"close +25ms", "close +25ms", "quiet +100ms", "close +25ms", "empty-open +10s", "close +15ms", "close +15ms", "none -", "quiet +100ms", "none -", "close +15ms", "close +15ms", "none -"}},
-	{waitEmptyOpen, [...]string{"quiet +100ms", "close +25ms", "quiet +100ms", "close +25ms", "empty-open +10s", "empty-open +9.99s", "empty-open +9.99s", "none -", "quiet +100ms", "none -", "empty-open +9.99s", "empty-open +9.99s", "none -"}},
+	{rowNone, [...]string{"quiet +100ms", "close +1s", "quiet +0s", "close +0s", "empty-open +10s", "guess +100ms", "none -", "none -", "none -", "none -", "doubt +100ms", "none -", "none -", "close +25ms", "doubt +1s"}},
+	{rowDoubt, [...]string{"quiet +100ms", "close +1s", "quiet +100ms", "close +25ms", "empty-open +10s", "guess +100ms", "doubt +90ms", "doubt +90ms", "doubt +90ms", "doubt +90ms", "doubt +90ms", "none -", "none -", "close +25ms", "doubt +1s"}},
+	{rowQuiet, [...]string{"quiet +100ms", "close +1s", "quiet +100ms", "close +25ms", "empty-open +10s", "quiet +90ms", "quiet +90ms", "none -", "quiet +90ms", "none -", "quiet +90ms", "quiet +90ms", "none -", "close +25ms", "quiet +90ms"}},
+	{rowGuess, [...]string{"quiet +100ms", "close +1s", "quiet +100ms", "close +25ms", "empty-open +10s", "guess +90ms", "none -", "none -", "guess +90ms", "none -", "guess +90ms", "guess +90ms", "none -", "close +25ms", "guess +90ms"}},
+	{rowClose, [...]string{"close +1s", "close +1s", "quiet +1s", "close +1s", "empty-open +10s", "close +990ms", "close +990ms", "none -", "quiet +1s", "none -", "close +990ms", "close +990ms", "none -", "close +1s", "close +990ms"}},
+	{rowCloseUnheard, [...]string{"close +25ms", "close +1s", "quiet +100ms", "close +25ms", "empty-open +10s", "close +15ms", "close +15ms", "none -", "quiet +100ms", "none -", "close +15ms", "close +15ms", "none -", "close +25ms", "close +15ms"}},
+	{rowEmptyOpen, [...]string{"quiet +100ms", "close +1s", "quiet +100ms", "close +25ms", "empty-open +10s", "empty-open +9.99s", "empty-open +9.99s", "none -", "quiet +100ms", "none -", "empty-open +9.99s", "empty-open +9.99s", "none -", "close +25ms", "empty-open +9.99s"}},
 }
 
 // waitInputs is everything a wait can take, in the table's order.
@@ -49,25 +50,49 @@ var waitInputs = [...]struct {
 	{"doubt", func(w *readWait, now time.Time) { w.doubt(ReasonEvent, now) }},
 	{"believed", func(w *readWait, _ time.Time) { w.believed() }},
 	{"fired", func(w *readWait, now time.Time) { w.fired(now) }},
+	{"unheardWriter", func(w *readWait, now time.Time) { w.unheardWriter(ReasonEvent, now) }},
+	{"emptyClosed", func(w *readWait, now time.Time) { w.emptyClosed(ReasonWrite, now) }},
 }
 
-// waitIn returns a wait in state s, begun at t0.
-func waitIn(s waitState, t0 time.Time) *readWait {
+// waitRow is a state of the table, and how it was begun: a wait for a
+// writer's close, heard writing or not, waits for pauses of its own.
+type waitRow uint8
+
+const (
+	rowNone waitRow = iota
+	rowDoubt
+	rowQuiet
+	rowGuess
+	rowClose        // a writer heard writing
+	rowCloseUnheard // a writer no event told of
+	rowEmptyOpen
+)
+
+var waitRowNames = [...]string{"none", "doubt", "quiet", "guess", "close (heard)", "close (unheard)", "empty-open"}
+
+func (r waitRow) String() string { return waitRowNames[r] }
+
+// waitIn returns a wait in the row's state, begun at t0.
+func waitIn(r waitRow, t0 time.Time) *readWait {
 	w := &readWait{window: 100 * time.Millisecond}
-	switch s {
-	case waitDoubt:
+	want := map[waitRow]waitState{rowNone: waitNone, rowDoubt: waitDoubt, rowQuiet: waitQuiet, rowGuess: waitGuess,
+		rowClose: waitClose, rowCloseUnheard: waitClose, rowEmptyOpen: waitEmptyOpen}[r]
+	switch r {
+	case rowDoubt:
 		w.doubt(ReasonEvent, t0)
-	case waitQuiet:
+	case rowQuiet:
 		w.written(ReasonWrite, false, t0)
-	case waitGuess:
+	case rowGuess:
 		w.guess(ReasonRecheck, t0)
-	case waitClose:
+	case rowClose:
 		w.written(ReasonWrite, true, t0)
-	case waitEmptyOpen:
+	case rowCloseUnheard:
+		w.unheardWriter(ReasonEvent, t0)
+	case rowEmptyOpen:
 		w.emptyWhileOpen(ReasonWrite, t0)
 	}
-	if w.state != s {
-		panic(fmt.Sprintf("set-up of %s gave %s", s, w.state))
+	if w.state != want {
+		panic(fmt.Sprintf("set-up of %s gave %s", r, w.state))
 	}
 	return w
 }

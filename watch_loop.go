@@ -378,7 +378,9 @@ func (s *session) offer(r *reading, o readOrder, via fs.FileInfo, traceRead bool
 	}
 	s.retry.done()
 	if v == verdictAsk {
-		v = s.askQueue(r, now)
+		if v = s.askQueue(r, now); v == verdictBelieve {
+			v = s.j.closedEmpty(r, o.trust, now)
+		}
 	}
 	if v == verdictBelieve {
 		s.j.believe(r)

@@ -439,7 +439,10 @@ func TestInPlaceWritesAreReadWhenTheWriterCloses(t *testing.T) {
 		advance(time.Nanosecond)
 		assert.Equal(t, []string{"v2\n", "v3\n", ""}, r.contents())
 
-		// Emptied on purpose: the close says the writer is done.
+		// Emptied on purpose: the close says the writer is done, not
+		// that no other follows it (truncate, then append): the empty
+		// file is delivered once no writer has appeared for
+		// heldOpenWindow.
 		write(t, path, "v4\n")
 		send(n, path, opWrite)
 		send(n, path, opClose)
@@ -447,7 +450,9 @@ func TestInPlaceWritesAreReadWhenTheWriterCloses(t *testing.T) {
 		write(t, path, "")
 		send(n, path, opWrite)
 		send(n, path, opClose)
-		synctest.Wait()
+		advance(heldOpenWindow - time.Nanosecond)
+		assert.Equal(t, []string{"v2\n", "v3\n", "", "v4\n"}, r.contents())
+		advance(time.Nanosecond)
 		assert.Equal(t, []string{"v2\n", "v3\n", "", "v4\n", ""}, r.contents())
 	})
 }
@@ -554,9 +559,11 @@ func TestEveryDirectoryOnTheWayAndTheFileAreWatched(t *testing.T) {
 	})
 }
 
-// A file created empty and closed so is empty on
-// purpose: the close ends the doubt, and it is delivered at once.
-func TestAWritersCloseEndsTheDoubtOfAnEmptyFile(t *testing.T) {
+// A file created empty and closed so: the close says that writer is done,
+// not that the file is meant empty, for the next writer may still append
+// to it. The doubt goes on until no writer has appeared for
+// heldOpenWindow, and the empty file is delivered then.
+func TestAWritersCloseDoesNotEndTheDoubtOfAnEmptyFile(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "config.yaml")
 		write(t, path, "v1\n")
@@ -566,8 +573,10 @@ func TestAWritersCloseEndsTheDoubtOfAnEmptyFile(t *testing.T) {
 		n := fs.last()
 		replace(t, path, "") // created empty
 		send(n, path, opCreate)
-		send(n, path, opClose) // and its writer closed it: done
-		synctest.Wait()
+		send(n, path, opClose) // and its writer closed it
+		advance(heldOpenWindow - time.Nanosecond)
+		assert.Empty(t, r.calls(), "no writer's close alone ends the doubt of an empty file")
+		advance(time.Nanosecond)
 		assert.Equal(t, []string{""}, r.contents())
 	})
 }

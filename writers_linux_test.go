@@ -209,6 +209,7 @@ func writeInTwo(t *testing.T, path, data string, pause time.Duration, done *fini
 // writer that keeps the file open once it has gone a short quiet window
 // without writing, so it passes too.
 func TestAReloadTestThatKeepsTheFileOpenPasses(t *testing.T) {
+	t.Parallel() // read after heldOpenWindow: it runs beside the others
 	providers := []struct {
 		name string
 		new  func(t *testing.T, path string) koanfWatcher
@@ -292,6 +293,7 @@ func waitContentWhileOpen(t *testing.T, r *recorder, want string) {
 // handle is read the same way; and its close reads the file again only if
 // the content changed then.
 func TestAWriterThatKeepsTheFileOpenIsReadWhileItHoldsIt(t *testing.T) {
+	t.Parallel() // read after heldOpenWindow, twice: it runs beside the others
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	write(t, path, "v1\n")
 	_, r := watchedByEvents(t, path)
@@ -338,6 +340,7 @@ func TestAWriterThatKeepsTheFileOpenIsReadWhileItHoldsIt(t *testing.T) {
 // it closes: the first content is read while it holds the file, the last
 // at its close.
 func TestAWriterThatKeepsTheFileOpenIsReadAgainAtItsClose(t *testing.T) {
+	t.Parallel() // read after heldOpenWindow: it runs beside the others
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	write(t, path, "v1\n")
 	_, r := watchedByEvents(t, path)
