@@ -284,10 +284,10 @@ func TestRemovedDirectoryIsWatchedFromItsParent(t *testing.T) {
 	}
 }
 
-func TestWatchOnAMissingFileReportsAndWaits(t *testing.T) {
+func TestWatchOnAMissingFileWithWaitForPathReportsAndWaits(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "not", "yet")
 	path := filepath.Join(dir, "config.yaml")
-	_, r := watched(t, path, withBackoff(time.Hour, time.Hour))
+	_, r := watched(t, path, withBackoff(time.Hour, time.Hour), WithWaitForPath())
 	r.waitErr(t, fs.ErrNotExist)
 
 	require.NoError(t, os.MkdirAll(dir, 0o755))

@@ -291,16 +291,16 @@ func TestWatchPrintsEachUpdateAndProblem(t *testing.T) {
 	assert.Equal(t, 1, out.count(" problem "))
 }
 
-// A file missing when the watch starts: the first read fails, and the
-// watch reports the problem when it starts. It is printed once, not once
-// for each.
+// A file missing when the watch starts, with -wait: the first read fails,
+// and the watch reports the problem when it starts. It is printed once, not
+// once for each.
 func TestWatchReportsAProblemOnce(t *testing.T) {
 	dir, err := filepath.EvalSymlinks(tempDir(t))
 	require.NoError(t, err)
 	path := filepath.Join(dir, "config.yaml")
 	set := filepath.Join(dir, "conf.d")
 
-	w := startWatch(t, path, set+"/")
+	w := startWatch(t, "-wait", path, set+"/")
 	n := w.out.wait(t, 0, "problem", path+" open "+path+": no such file or directory")
 	w.out.wait(t, 0, "problem", set+"/ lstat "+set+": no such file or directory")
 	require.NoError(t, os.WriteFile(path, []byte("a: 1\n"), 0o644))
@@ -312,6 +312,19 @@ func TestWatchReportsAProblemOnce(t *testing.T) {
 	assert.Equal(t, 2, w.out.count(" problem "), "one for each")
 	assert.Equal(t, 0, w.out.count(" loaded "), "nothing was")
 	w.out.wait(t, 0, "stopped", path+" updates=1 restarts=0 problems=1")
+}
+
+// Without -wait, watch agrees with the library: a PATH that does not
+// resolve fails, as Watch does in a program.
+func TestWatchOnAMissingPathFailsWithoutWait(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	for _, arg := range []string{filepath.Join(dir, "config.yaml"), filepath.Join(dir, "conf.d") + "/"} {
+		_, stderr, code := runCmd(t, "watch", arg)
+		assert.Equal(t, 1, code)
+		assert.Contains(t, stderr, "keepwatch: watch "+filepath.Clean(arg)+": no such file or directory (Watch fails")
+		assert.Contains(t, stderr, "-wait waits for it")
+	}
 }
 
 // The directory given to file.Glob, in a kubelet volume: one line for
