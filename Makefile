@@ -9,21 +9,22 @@ STATICCHECK := $(BIN)/staticcheck
 
 SOAK        ?= 10m
 
-.PHONY: help test test-library test-live test-koanf test-fuse test-docs test-prom test-fsnotify test-wine demo bench profile lint soak fuzz fleet
+.PHONY: help test test-library test-live test-koanf test-majors test-fuse test-docs test-prom test-fsnotify test-wine demo bench profile lint soak fuzz fleet
 
 # Beside the library's module, each with its go.mod: live, keepwatchprom,
 # cmd/demo, tests/koanf, tests/bench, tests/fuse, tests/docs, tests/fleet.
 # The library's requires no koanf module, so that projects on koanf v1 and
 # v2 can both take it; what needs koanf (package live, the demo, the tests
 # and benchmarks against koanf's stock provider) or heavier dependencies is
-# in a module of its own.
+# in a module of its own. tests/koanfv1 and tests/koanfv2 are projects as
+# their users have them, which tests/swap.sh swaps and runs.
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
 
-test: ## vet, then run every test with the race detector (every module's)
+test: ## vet, then run every test with the race detector (every module's, and the koanf v1 and v2 projects')
 	$(GO) vet ./...
-	@$(MAKE) --no-print-directory -j3 --output-sync=target test-library test-live test-koanf test-fuse test-docs test-prom
+	@$(MAKE) --no-print-directory -j3 --output-sync=target test-library test-live test-koanf test-majors test-fuse test-docs test-prom
 
 # They run three at a time: the library's tests mostly wait (on the kernel,
 # on child processes), and the other modules' builds fill the time.
@@ -39,6 +40,9 @@ test-koanf:
 	cd tests/koanf && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 	cd cmd/demo && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 	cd tests/bench && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+test-majors: ## the one-line swap on a koanf v1 (go 1.16) and a koanf v2 project: go mod tidy, then their tests
+	GO=$(GO) ./tests/swap.sh tests/koanfv1 tests/koanfv2
 
 test-fuse:
 	cd tests/fuse && $(GO) vet ./... && $(GO) test -race -count=1 ./...
