@@ -86,11 +86,20 @@ func TestDoctorOnBadPaths(t *testing.T) {
 	stdout, _, code := runCmd(t, "doctor", filepath.Join(dir, "missing.yaml"))
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stdout, "PROBLEM  chain       lstat "+filepath.Join(dir, "missing.yaml")+": no such file or directory")
+	// The doctor agrees with the library: Watch fails there, as the stock
+	// provider's does, unless the program gives WithWaitForPath.
+	assert.Contains(t, stdout, "PROBLEM  watch       Watch fails now: watch "+filepath.Join(dir, "missing.yaml")+": no such file or directory (as koanf's stock provider's); with file.WithWaitForPath() it starts, and waits for the path")
 
 	require.NoError(t, os.Symlink("loop", filepath.Join(dir, "loop")))
 	stdout, _, code = runCmd(t, "doctor", filepath.Join(dir, "loop"))
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stdout, "too many levels of symbolic links")
+	assert.Contains(t, stdout, "PROBLEM  watch       Watch fails now: watch "+filepath.Join(dir, "loop")+": too many levels of symbolic links")
+
+	// A set's directory that is missing: Watch fails on it too.
+	stdout, _, code = runCmd(t, "doctor", filepath.Join(dir, "conf.d")+"/")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stdout, "PROBLEM  watch       Watch fails now: watch "+filepath.Join(dir, "conf.d")+": no such file or directory")
 
 	// A set's directory that is a file, and a set's name outside it.
 	file := filepath.Join(dir, "app.yaml")
@@ -98,6 +107,7 @@ func TestDoctorOnBadPaths(t *testing.T) {
 	stdout, _, code = runCmd(t, "doctor", "-set", file, "a.yaml")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stdout, "PROBLEM  set         "+file+" is not a directory")
+	assert.NotContains(t, stdout, "PROBLEM  watch", "the watch starts, and reports it")
 	_, stderr, code := runCmd(t, "doctor", "-set", dir, "/etc/other/roles.yaml")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "/etc/other/roles.yaml is not in that directory")
@@ -157,6 +167,7 @@ func TestDoctorOnAKubeletSetDirectory(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stdout, "PROBLEM  chain       lstat "+dir+"/"+gen+"/users.yaml: no such file or directory")
 	assert.Contains(t, stdout, "PROBLEM  members     the volume has no key users.yaml: its keys are policy.yaml, roles.yaml")
+	assert.Contains(t, stdout, "PROBLEM  watch       Watch fails now: watch "+dir+"/users.yaml: no such file or directory")
 	assert.Contains(t, stdout, "verdict: hot reload will NOT work")
 
 	// A file put into the volume by hand is not in the payload: not read.
