@@ -18,10 +18,10 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/keepwatch/file/internal/yamlparser"
 	"github.com/keepwatch/file/kubevol"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
-	"go.yaml.in/yaml/v3"
 )
 
 // The portable backend stands in for the OS's own when the test binary is
@@ -575,18 +575,7 @@ func ancestors(dir string) []string {
 	}
 }
 
-// yamlParser parses YAML as koanf's parsers/yaml does, on the same YAML
-// library: this module requires no koanf module (so that projects on
-// either koanf major can take it), and tests/koanf runs sets with koanf's
-// own parsers.
-type yamlParser struct{}
-
-func (yamlParser) Unmarshal(b []byte) (map[string]any, error) {
-	var out map[string]any
-	if err := yaml.Unmarshal(b, &out); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-func (yamlParser) Marshal(m map[string]any) ([]byte, error) { return yaml.Marshal(m) }
+// yamlParser parses YAML as koanf's parsers/yaml does: this module
+// requires no koanf module, and tests/koanf runs sets with koanf's own
+// parsers.
+type yamlParser = yamlparser.Parser

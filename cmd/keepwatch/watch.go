@@ -19,7 +19,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	keepwatch "github.com/keepwatch/file"
-	"go.yaml.in/yaml/v3"
+	"github.com/keepwatch/file/internal/yamlparser"
 )
 
 const watchAbout = `Watches each PATH with the keepwatch library and prints one line per update
@@ -138,7 +138,7 @@ func (w *watched) start(ctx context.Context, opts []keepwatch.Option) error {
 			w.printf("loaded", "size=%d sha256=%s%s", len(data), short(w.file.Stats().SHA256), keyCount(w.keys))
 		}
 	} else {
-		w.set = w.t.set(yamlParser{}, opts...)
+		w.set = w.t.set(yamlparser.Parser{}, opts...)
 		w.p = w.set
 		m, err := w.set.Read()
 		if err == nil || parseFailure(err) {
@@ -295,7 +295,7 @@ func keyCount(keys map[string]any) string {
 func topLevel(path string, data []byte) (map[string]any, error) {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".yaml", ".yml":
-		m, err := yamlParser{}.Unmarshal(data)
+		m, err := yamlparser.Parser{}.Unmarshal(data)
 		if err == nil && m == nil {
 			m = map[string]any{}
 		}
@@ -309,22 +309,6 @@ func topLevel(path string, data []byte) (map[string]any, error) {
 	}
 	return nil, nil
 }
-
-// yamlParser parses YAML (and so JSON) as koanf's parsers/yaml does, on
-// the same YAML library: this command is in the library's module, which
-// requires no koanf module, so that projects on either koanf major can
-// take the library.
-type yamlParser struct{}
-
-func (yamlParser) Unmarshal(b []byte) (map[string]any, error) {
-	var out map[string]any
-	if err := yaml.Unmarshal(b, &out); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-func (yamlParser) Marshal(m map[string]any) ([]byte, error) { return yaml.Marshal(m) }
 
 // keyDiff lists the top-level keys added (+), changed (~) and removed (-),
 // or "unchanged" (the file changed, its parsed content did not: comments,
