@@ -9,19 +9,40 @@ STATICCHECK := $(BIN)/staticcheck
 
 SOAK        ?= 10m
 
-.PHONY: help test test-library test-fuse test-docs test-prom test-fsnotify test-wine demo bench profile lint soak fuzz fleet
+.PHONY: help test test-library test-live test-koanf test-majors test-fuse test-docs test-prom test-fsnotify test-wine demo bench profile lint soak fuzz fleet
+
+# Beside the library's module, each with its go.mod: live, keepwatchprom,
+# cmd/demo, tests/koanf, tests/bench, tests/fuse, tests/docs, tests/fleet.
+# The library's requires no koanf module, so that projects on koanf v1 and
+# v2 can both take it; what needs koanf (package live, the demo, the tests
+# and benchmarks against koanf's stock provider) or heavier dependencies is
+# in a module of its own. tests/koanfv1 and tests/koanfv2 are projects as
+# their users have them, which tests/swap.sh swaps and runs.
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
 
-test: ## vet, then run every test with the race detector (the FUSE, docs and Prometheus modules' too, beside the library's)
+test: ## vet, then run every test with the race detector (every module's, and the koanf v1 and v2 projects')
 	$(GO) vet ./...
-	@$(MAKE) --no-print-directory -j3 --output-sync=target test-library test-fuse test-docs test-prom
+	@$(MAKE) --no-print-directory -j3 --output-sync=target test-library test-live test-koanf test-majors test-fuse test-docs test-prom
 
-# The three run at once: the library's tests mostly wait (on the kernel, on
-# child processes), and the other two modules' builds fill the time.
+# They run three at a time: the library's tests mostly wait (on the kernel,
+# on child processes), and the other modules' builds fill the time.
 test-library:
 	$(GO) test -race -count=1 ./...
+
+test-live:
+	cd live && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+
+# koanf's own watch tests and the ones beside its stock provider, the demo's,
+# and the side-by-side benchmarks' (built, not run).
+test-koanf:
+	cd tests/koanf && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	cd cmd/demo && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	cd tests/bench && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+test-majors: ## the one-line swap on a koanf v1 (go 1.16) and a koanf v2 project: go mod tidy, then their tests
+	GO=$(GO) ./tests/swap.sh tests/koanfv1 tests/koanfv2
 
 test-fuse:
 	cd tests/fuse && $(GO) vet ./... && $(GO) test -race -count=1 ./...
@@ -53,7 +74,7 @@ test-wine: ## the root package's tests as a Windows binary, under Wine
 		| grep --line-buffered -E '^(--- |FAIL|ok|PASS)'
 
 demo: ## put keepwatch and koanf's stock provider through the same ConfigMap updates
-	$(GO) run ./cmd/demo
+	cd cmd/demo && $(GO) run .
 
 soak: ## random convergence sequences for $(SOAK) (make soak SOAK=1h), 10,000 providers, 1,000 back-to-back identical writes; full log in soak.out
 	$(GO) test -v -count=1 -timeout 0 -run '^(TestConvergence|TestManyProvidersShareOneInotifyInstance|TestBackToBackIdenticalWritesLoop)$$' . \
@@ -81,10 +102,15 @@ BENCHNOTE   ?=
 # run (pooled over its runs), with BENCHNOTE (the machine, say) under its
 # title; a run without BenchmarkLatency leaves it as is. BENCH=Latency runs
 # BenchmarkLatency alone.
+#
+# The benchmarks against the stock provider are in tests/bench, a module of
+# its own; the library's own (bench_test.go: those that reach into the
+# package) follow them.
 bench: ## benchmarks against koanf's stock provider: a table (medians of BENCHCOUNT=3 runs) and docs/bench-latency.svg
 	@rm -f $(SAMPLES)
-	$(GO) test -run='^$$' -bench='$(BENCH)' -benchtime=$(BENCHTIME) -count=$(BENCHCOUNT) -timeout=60m . \
-		-args -latency.samples=$(CURDIR)/$(SAMPLES) | tee bench.out
+	cd tests/bench && $(GO) test -run='^$$' -bench='$(BENCH)' -benchtime=$(BENCHTIME) -count=$(BENCHCOUNT) -timeout=60m . \
+		-args -latency.samples=$(CURDIR)/$(SAMPLES) | tee $(CURDIR)/bench.out
+	$(GO) test -run='^$$' -bench='$(BENCH)' -benchtime=$(BENCHTIME) -count=$(BENCHCOUNT) -timeout=60m . | tee -a bench.out
 	@echo
 	@$(GO) run ./cmd/benchtable < bench.out
 	@if [ -s $(SAMPLES) ]; then $(GO) run ./cmd/benchplot -in $(SAMPLES) -out docs/bench-latency.svg -note '$(BENCHNOTE)' && echo "wrote docs/bench-latency.svg"; fi
@@ -94,26 +120,31 @@ PROFILETIME ?= 5000x
 
 # keepwatch alone, in one of BenchmarkLatency's scenarios (kubelet, rename,
 # inplace), about 40 s: a CPU profile and a runtime trace of its path from
-# the update to the callback, in cpu.prof and trace.out. BenchmarkLatency's
-# comment in bench_test.go says how to read them, and how to count allocations.
+# the update to the callback, in cpu.prof and trace.out, and the test binary
+# they were taken of, bench.test. BenchmarkLatency's comment in
+# tests/bench/bench_test.go says how to read them, and how to count
+# allocations.
 profile: ## CPU profile and runtime trace of keepwatch alone in one latency scenario (SCENARIO=kubelet|rename|inplace)
-	$(GO) test -run='^$$' -bench='^BenchmarkLatency$$/^$(SCENARIO)$$' -benchtime=$(PROFILETIME) -count=1 \
-		-cpuprofile cpu.prof -trace trace.out . -args -latency.only=keepwatch
-	@echo "go tool pprof -http=: -ignore 'koanf|BenchmarkLatency' file.test cpu.prof; go tool trace trace.out"
+	cd tests/bench && $(GO) test -run='^$$' -bench='^BenchmarkLatency$$/^$(SCENARIO)$$' -benchtime=$(PROFILETIME) -count=1 \
+		-o $(CURDIR)/bench.test -cpuprofile $(CURDIR)/cpu.prof -trace $(CURDIR)/trace.out . -args -latency.only=keepwatch
+	@echo "go tool pprof -http=: -ignore 'koanf|BenchmarkLatency' bench.test cpu.prof; go tool trace trace.out"
 
 # Every platform koanf users develop on: the module, the commands and every
-# test file must compile (and vet clean) on each.
+# test file must compile (and vet clean) on each, in the library's module
+# and in those beside it that build on every platform.
+LINTED      := . live keepwatchprom cmd/demo tests/koanf tests/bench
 PLATFORMS   := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64 freebsd/amd64 freebsd/arm64
 
 lint: $(STATICCHECK) ## go vet on every platform, gofmt and staticcheck
 	@for p in $(PLATFORMS); do \
 		printf 'vet %-14s ' $$p; \
-		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet ./... && echo ok || exit 1; \
+		for m in $(LINTED); do \
+			(cd $$m && GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet ./...) || exit 1; \
+		done; \
+		echo ok; \
 	done
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
-	$(STATICCHECK) ./...
-	cd keepwatchprom && $(STATICCHECK) ./...
-	cd tests/fleet && $(STATICCHECK) ./...
+	@for m in $(LINTED) tests/fleet; do echo "staticcheck $$m"; (cd $$m && $(STATICCHECK) ./...) || exit 1; done
 
 $(STATICCHECK):
 	GOBIN=$(BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)

@@ -23,6 +23,10 @@ type core struct {
 	// fsnotify.Event, FileSet's a SetEvent.
 	eventOf func(c *content, op fsnotify.Op) any
 
+	// missing says why the path does not resolve now, or nil: Watch
+	// starts only on a path that does (see resolves.go).
+	missing func() error
+
 	mu         sync.Mutex
 	w          *watch   // the current watch, or the last one, stopped; nil if none
 	seen       seenMark // what the application last got: the watch's baseline, then each delivery
@@ -85,6 +89,9 @@ func (c *core) read() reading {
 func (c *core) watch(ctx context.Context, cb func(event any, err error)) error {
 	if cb == nil {
 		return errNilCallback
+	}
+	if err := c.startable(); err != nil {
+		return err
 	}
 	w, err := c.newWatch(ctx, cb)
 	if err != nil {

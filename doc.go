@@ -7,6 +7,11 @@
 //
 //	import "github.com/keepwatch/file" // was "github.com/knadh/koanf/providers/file"
 //
+// That holds for koanf v1 projects as for v2 ones: this package imports no
+// koanf module, its providers are a koanf.Provider of either major, and
+// [Set] and [Glob] take either major's parsers as a [Parser]. Package
+// live, which builds koanf v2 instances, is a module of its own.
+//
 // # The right reload
 //
 // koanf's Load merges into the instance it is given, so the reload koanf's
@@ -85,7 +90,12 @@
 // soon as it can be reached. A periodic re-check ([WithRecheckInterval]) is
 // the safety net for missed events. Only [File.Unwatch],
 // [File.Shutdown] or the context given to [File.WatchWithContext] ends a
-// watch.
+// watch, once started: like the stock provider's, Watch fails on a path
+// that does not resolve when it is called (a file or directory missing, a
+// dangling symlink), and watches nothing; [WithWaitForPath] starts it
+// anyway, to wait for the path. The watch outlives even its directory, so
+// a test ends the watches it starts: with t.Cleanup and Unwatch, or with
+// the test's context, f.WatchWithContext(t.Context(), cb).
 //
 // # What an error callback means
 //

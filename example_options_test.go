@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"github.com/keepwatch/file"
 )
 
@@ -124,6 +125,39 @@ func ExampleWithLogger() {
 	// Output:
 	// level=DEBUG msg="keepwatch: watch started"
 	// level=DEBUG msg="keepwatch: update delivered" reason=event size=5
+}
+
+// A service started before its config exists, which a sidecar writes
+// later. Without the option, Watch fails as koanf's stock provider's does;
+// with it, the watch waits for the file and delivers it once it is there.
+func ExampleWithWaitForPath() {
+	dir, _ := os.MkdirTemp("", "example")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "config.yaml")
+
+	err := file.Provider(path).Watch(func(any, error) {})
+	fmt.Println(errors.Is(err, fs.ErrNotExist))
+
+	f := file.Provider(path, file.WithWaitForPath(),
+		file.WithLogger(slog.New(slog.DiscardHandler))) // the file missing is logged at WARN, once
+	created := make(chan fsnotify.Op, 1)
+	if err := f.Watch(func(event any, err error) {
+		if err == nil {
+			select {
+			case created <- event.(fsnotify.Event).Op:
+			default:
+			}
+		}
+	}); err != nil {
+		log.Fatal(err)
+	}
+	defer f.Unwatch()
+
+	save(path, "v: 1\n") // the sidecar writes it
+	fmt.Println(<-created)
+	// Output:
+	// true
+	// CREATE
 }
 
 // A watch that ends with its context, as koanf users asked for (koanf #340).

@@ -1,6 +1,7 @@
 package file_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"log"
 	"os"
@@ -9,68 +10,94 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/keepwatch/file"
-	"github.com/keepwatch/file/live"
-	"github.com/knadh/koanf/parsers/yaml"
-	"github.com/knadh/koanf/v2"
 )
 
-// Without package live: the provider on its own, reloading into a fresh koanf
-// instance in the callback and swapping it in. koanf's own README loads
-// into the instance it already has, which merges: a key removed from the
-// file would stay.
+// The provider on its own: each change is read in the callback, decoded
+// into a fresh value and swapped in, and content that does not decode
+// leaves the config in force. With koanf, the callback loads a fresh
+// koanf instance the same way (the README's program; package live does it
+// for you). Loading into the instance it already has, as koanf's own
+// README does, merges: a key removed from the file would stay.
 func ExampleProvider() {
-	path, cleanup := exampleFile("greeting: hello\nshout: true\n")
+	path, cleanup := exampleFile(`{"greeting": "hello", "shout": true}`)
 	defer cleanup()
 
+	type Config struct {
+		Greeting string
+		Shout    bool
+	}
 	f := file.Provider(path)
-	var cfg atomic.Pointer[koanf.Koanf]
-	k := koanf.New(".")
-	if err := k.Load(f, yaml.Parser()); err != nil {
+	load := func() (*Config, error) {
+		data, err := f.ReadBytes() // in the callback: the content it fired for
+		if err != nil {
+			return nil, err
+		}
+		c := new(Config)
+		return c, json.Unmarshal(data, c)
+	}
+	var cfg atomic.Pointer[Config]
+	c, err := load()
+	if err != nil {
 		log.Fatal(err)
 	}
-	cfg.Store(k)
+	cfg.Store(c)
 
 	reloaded := make(chan fsnotify.Op, 1)
 	if err := f.Watch(func(event any, err error) {
-		nk := koanf.New(".")
-		if err := nk.Load(f, yaml.Parser()); err != nil {
+		if err != nil {
+			return // only with WithErrorCallbacks: a problem, and the watch goes on
+		}
+		c, err := load()
+		if err != nil {
 			log.Printf("config reload: %v", err) // keep the config in force
 			return
 		}
-		cfg.Store(nk)
-		reloaded <- event.(fsnotify.Event).Op
+		cfg.Store(c)
+		select { // never block the watch on a reader that may be gone
+		case reloaded <- event.(fsnotify.Event).Op:
+		default:
+		}
 	}); err != nil {
 		log.Fatal(err)
 	}
 	defer f.Unwatch()
 
-	save(path, "greeting: hello again\n") // shout removed
+	save(path, `{"greeting": "hello again"}`) // shout removed
 	op := <-reloaded
-	fmt.Println(op, cfg.Load().String("greeting"), cfg.Load().Exists("shout"))
+	fmt.Println(op, cfg.Load().Greeting, cfg.Load().Shout)
 	// Output: WRITE hello again false
 }
 
+// jsonParser is a Parser: it parses each file of a set. koanf's parsers,
+// json.Parser() and yaml.Parser() of koanf v1 or v2, are Parsers as they
+// are, and a set is loaded into koanf with k.Load(set, nil).
+type jsonParser struct{}
+
+func (jsonParser) Unmarshal(b []byte) (map[string]any, error) {
+	var m map[string]any
+	return m, json.Unmarshal(b, &m)
+}
+
+func (jsonParser) Marshal(m map[string]any) ([]byte, error) { return json.Marshal(m) }
+
 // The keys of one ConfigMap read as one: in a kubelet volume every read of
 // the set goes through one resolution of ..data, so a policy and the roles
-// it names always come from the same update.
+// it names always come from the same update. package live's Config
+// example loads a set into koanf.
 func ExampleSet() {
 	dir, _ := os.MkdirTemp("", "example")
 	defer os.RemoveAll(dir)
-	_ = os.WriteFile(filepath.Join(dir, "policy.yaml"), []byte("policy: {admins: ops}\n"), 0o644)
-	_ = os.WriteFile(filepath.Join(dir, "roles.yaml"), []byte("roles: {ops: [alice]}\n"), 0o644)
+	_ = os.WriteFile(filepath.Join(dir, "policy.json"), []byte(`{"policy": {"admins": "ops"}}`), 0o644)
+	_ = os.WriteFile(filepath.Join(dir, "roles.json"), []byte(`{"roles": {"ops": ["alice"]}}`), 0o644)
 
-	authz := file.Set(dir, []string{"policy.yaml", "roles.yaml"}, yaml.Parser())
-	cfg := &live.Config{
-		Load:  func(k *koanf.Koanf) error { return k.Load(authz, nil) }, // nil: the set parses its files
-		Watch: []live.Watcher{authz},
-	}
-	if err := cfg.Start(); err != nil {
+	authz := file.Set(dir, []string{"policy.json", "roles.json"}, jsonParser{}) // or json.Parser()
+	// What k.Load(authz, nil) loads:
+	m, err := authz.Read()
+	if err != nil {
 		log.Fatal(err)
 	}
-	defer cfg.Close()
-	k := cfg.Koanf()
-	fmt.Println(k.String("policy.admins"), k.Strings("roles.ops"))
-	// Output: ops [alice]
+	fmt.Println(m["policy"], m["roles"])
+	// Output: map[admins:ops] map[ops:[alice]]
 }
 
 // A conf.d directory watched as one config: its files merge in lexical
@@ -78,26 +105,29 @@ func ExampleSet() {
 func ExampleGlob() {
 	dir, _ := os.MkdirTemp("", "example")
 	defer os.RemoveAll(dir)
-	_ = os.WriteFile(filepath.Join(dir, "10-base.yaml"), []byte("log: info\nlimit: 10\n"), 0o644)
-	_ = os.WriteFile(filepath.Join(dir, "50-debug.yaml"), []byte("log: debug\n"), 0o644)
+	_ = os.WriteFile(filepath.Join(dir, "10-base.json"), []byte(`{"log": "info", "limit": 10}`), 0o644)
+	_ = os.WriteFile(filepath.Join(dir, "50-debug.json"), []byte(`{"log": "debug"}`), 0o644)
 
-	confd := file.Glob(filepath.Join(dir, "*.yaml"), yaml.Parser())
-	cfg := &live.Config{
-		Load:  func(k *koanf.Koanf) error { return k.Load(confd, nil) },
-		Watch: []live.Watcher{confd},
-	}
-	if err := cfg.Start(); err != nil {
+	confd := file.Glob(filepath.Join(dir, "*.json"), jsonParser{}) // or json.Parser()
+	m, _ := confd.Read()
+	fmt.Println(m["log"], m["limit"])
+
+	reloaded := make(chan map[string]any, 1)
+	if err := confd.Watch(func(event any, err error) {
+		if m, err := confd.Read(); err == nil { // in the callback: what it fired for
+			select {
+			case reloaded <- m:
+			default:
+			}
+		}
+	}); err != nil {
 		log.Fatal(err)
 	}
-	defer cfg.Close()
-	fmt.Println(cfg.Koanf().String("log"))
-
-	reloaded := make(chan struct{}, 1)
-	defer cfg.Subscribe(func(_, _ *koanf.Koanf) { reloaded <- struct{}{} })()
-	_ = os.Remove(filepath.Join(dir, "50-debug.yaml"))
-	<-reloaded
-	fmt.Println(cfg.Koanf().String("log"), cfg.Koanf().Int("limit"))
+	defer confd.Unwatch()
+	_ = os.Remove(filepath.Join(dir, "50-debug.json"))
+	m = <-reloaded
+	fmt.Println(m["log"], m["limit"])
 	// Output:
-	// debug
+	// debug 10
 	// info 10
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/keepwatch/file/internal/yamlparser"
 	"github.com/keepwatch/file/kubevol"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -580,3 +581,8 @@ func ancestors(dir string) []string {
 
 // added drops the id an Add returned, for require.NoError.
 func added(_ int, err error) error { return err }
+
+// yamlParser parses YAML as koanf's parsers/yaml does: this module
+// requires no koanf module, and tests/koanf runs sets with koanf's own
+// parsers.
+type yamlParser = yamlparser.Parser

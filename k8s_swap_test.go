@@ -44,7 +44,7 @@ func TestConfigMapUnchangedPayloadWritesAndFiresNothing(t *testing.T) {
 func TestConfigMapKeyAddedAndRemoved(t *testing.T) {
 	v := newVolume(t, filepath.Join(t.TempDir(), "config"), map[string]string{"a.yaml": "a: 1\n"})
 	_, ra := watched(t, v.path("a.yaml"))
-	_, rb := watched(t, v.path("b.yaml"), withBackoff(time.Hour, time.Hour))
+	_, rb := watched(t, v.path("b.yaml"), withBackoff(time.Hour, time.Hour), WithWaitForPath())
 	rb.waitErr(t, fs.ErrNotExist)
 
 	v.update(map[string]string{"a.yaml": "a: 1\n", "b.yaml": "b: 1\n"})

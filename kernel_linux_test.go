@@ -270,7 +270,7 @@ func TestADirectoryRenamedOntoAWatchedNameServesItsNewWatcher(t *testing.T) {
 	require.NoError(t, os.Mkdir(a, 0o755))
 	write(t, filepath.Join(a, "config.yaml"), "v1\n")
 	fa, ra := watchedByEvents(t, filepath.Join(a, "config.yaml"), WithQuietWindow(time.Hour))
-	_, rb := watchedByEvents(t, filepath.Join(b, "config.yaml"))
+	_, rb := watchedByEvents(t, filepath.Join(b, "config.yaml"), WithWaitForPath())
 	rb.waitErr(t, os.ErrNotExist)
 
 	start := time.Now()

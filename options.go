@@ -49,6 +49,7 @@ type options struct {
 	logger         *slog.Logger
 	errorCallbacks bool // problems go to the callback too
 	contentHash    bool // Stats and the log show the content's SHA-256
+	waitForPath    bool // Watch starts on a path that does not resolve, and waits for it
 	newNotifier    func() (notifier, error)
 	fsType         func(path string) (name string, noEvents bool)
 	mountInfo      string // the mount table to look for a subPath mount in; "" not to
@@ -181,6 +182,25 @@ func WithErrorCallbacks() Option {
 // under a key that never leaves it. Default: off.
 func WithContentHash() Option {
 	return func(o *options) { o.contentHash = true }
+}
+
+// WithWaitForPath makes Watch start on a path that does not resolve, for
+// a service started before its file exists (a sidecar or an init step
+// writes it later). The watch then waits for the path: the problem is
+// reported once (logged at WARN, and to the callback with
+// [WithErrorCallbacks]), and the file is delivered as soon as it is there,
+// with fsnotify.Create. For a [FileSet], the path is its directory and
+// each file [Set] names.
+//
+// Without it, Watch on a path that does not resolve (a file or directory
+// missing, a dangling symlink, a directory on the way that cannot be
+// searched) returns the error and watches nothing, as koanf's stock
+// provider's does: an *fs.PathError naming the path, for which
+// errors.Is(err, fs.ErrNotExist) holds when something is missing. Either
+// way, once a watch has started it never ends on its own: a file removed
+// later is waited for. Default: off.
+func WithWaitForPath() Option {
+	return func(o *options) { o.waitForPath = true }
 }
 
 // withNotifier replaces the filesystem notifier; tests use it to inject

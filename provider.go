@@ -7,17 +7,14 @@ import (
 	"runtime"
 
 	"github.com/fsnotify/fsnotify"
-	"github.com/knadh/koanf/v2"
 )
 
-// File is a koanf.Provider that reads a file from disk and can watch it for
-// changes. Create it with [Provider]. A File is safe for use by multiple
-// goroutines.
+// File is a koanf provider that reads a file from disk and can watch it for
+// changes: a koanf.Provider of koanf v1 and of v2. Create it with
+// [Provider]. A File is safe for use by multiple goroutines.
 type File struct {
 	core
 }
-
-var _ koanf.Provider = (*File)(nil)
 
 // Provider returns a provider for the file at path. It does no I/O: a missing
 // or unreadable file is reported by ReadBytes and by the watch.
@@ -34,6 +31,7 @@ func Provider(path string, opts ...Option) *File {
 		return fsnotify.Event{Name: subj.path, Op: op}
 	})
 	subj.maxSize = f.t.opts.maxSize
+	f.missing = subj.missing
 	return f
 }
 
@@ -116,6 +114,13 @@ func (f *File) Watch(cb func(event any, err error)) error {
 // loses none.
 //
 // Watch returns [ErrAlreadyWatching] if the file is already being watched.
+// It starts only on a path that resolves, as koanf's stock provider's
+// does: if the path does not resolve now (the file or a directory on the
+// way missing, a dangling symlink), it returns an *fs.PathError naming the
+// path, for which errors.Is(err, fs.ErrNotExist) holds when something is
+// missing, and watches nothing. [WithWaitForPath] makes it start and wait
+// for the path instead. Once started, the watch waits for a file that
+// goes away.
 func (f *File) WatchWithContext(ctx context.Context, cb func(event any, err error)) error {
 	return f.watch(ctx, cb)
 }

@@ -5,13 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
-	"github.com/knadh/koanf/parsers/yaml"
-	"github.com/knadh/koanf/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -52,46 +49,6 @@ func TestWatchTwiceReturnsTheStockError(t *testing.T) {
 
 func TestWatchRejectsNilCallback(t *testing.T) {
 	require.Error(t, Provider("x").Watch(nil))
-}
-
-// The reload pattern of koanf's README, unchanged, with a real koanf.
-func TestKoanfReloadPattern(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "config.yaml")
-	write(t, path, "service:\n  port: 8080\n")
-
-	var mu sync.Mutex
-	k := koanf.New(".")
-	f := Provider(path, WithLogger(testLogger(t)))
-	require.NoError(t, k.Load(f, yaml.Parser()))
-	require.Equal(t, 8080, k.Int("service.port"))
-
-	var events []fsnotify.Event
-	require.NoError(t, f.Watch(func(event any, err error) {
-		if !assert.NoError(t, err) {
-			return
-		}
-		events = append(events, event.(fsnotify.Event))
-		nk := koanf.New(".")
-		if err := nk.Load(f, yaml.Parser()); err != nil {
-			t.Errorf("reload: %v", err)
-			return
-		}
-		mu.Lock()
-		k = nk
-		mu.Unlock()
-	}))
-	defer shutdown(t, f)
-
-	replace(t, path, "service:\n  port: 9090\n")
-	require.Eventually(t, func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return k.Int("service.port") == 9090
-	}, waitFor, tick)
-
-	shutdown(t, f)
-	require.Len(t, events, 1)
-	assert.Equal(t, fsnotify.Event{Name: path, Op: fsnotify.Write}, events[0])
 }
 
 // Change is judged by content.
@@ -284,10 +241,10 @@ func TestRemovedDirectoryIsWatchedFromItsParent(t *testing.T) {
 	}
 }
 
-func TestWatchOnAMissingFileReportsAndWaits(t *testing.T) {
+func TestWatchOnAMissingFileWithWaitForPathReportsAndWaits(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "not", "yet")
 	path := filepath.Join(dir, "config.yaml")
-	_, r := watched(t, path, withBackoff(time.Hour, time.Hour))
+	_, r := watched(t, path, withBackoff(time.Hour, time.Hour), WithWaitForPath())
 	r.waitErr(t, fs.ErrNotExist)
 
 	require.NoError(t, os.MkdirAll(dir, 0o755))

@@ -14,11 +14,9 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/keepwatch/file/internal/chain"
 	"github.com/keepwatch/file/internal/glob"
-	"github.com/knadh/koanf/maps"
-	"github.com/knadh/koanf/v2"
 )
 
-// FileSet is a koanf.Provider for several files of one directory read as
+// FileSet is a koanf provider for several files of one directory read as
 // one config: named files (several keys of one ConfigMap or Secret), or
 // those a glob matches (a conf.d directory). Create it with [Set] or
 // [Glob]. Load it with a nil parser, k.Load(set, nil): koanf then calls
@@ -43,10 +41,18 @@ import (
 type FileSet struct {
 	core
 	subj   *setSubject
-	parser koanf.Parser
+	parser Parser
 }
 
-var _ koanf.Provider = (*FileSet)(nil)
+// Parser parses the content of one file of a set into a map of keys. It
+// has the methods of koanf.Parser, so that the parsers of koanf v1 and v2
+// (yaml.Parser(), json.Parser(), ...) are Parsers as they are, and a
+// Parser is a koanf.Parser: this package imports no koanf module, so that
+// projects on either major can use it. A set calls only Unmarshal.
+type Parser interface {
+	Unmarshal([]byte) (map[string]any, error)
+	Marshal(map[string]any) ([]byte, error)
+}
 
 // SetEvent is what a FileSet's callback gets for a change: the set's files
 // as read, and where from.
@@ -61,7 +67,7 @@ type SetEvent struct {
 // the order given. Every one of them must be there: a missing one is a
 // problem (fs.ErrNotExist), and the set is delivered again once it is back.
 // It does no I/O.
-func Set(dir string, names []string, parser koanf.Parser, opts ...Option) *FileSet {
+func Set(dir string, names []string, parser Parser, opts ...Option) *FileSet {
 	return newSet(filepath.Clean(dir), &setSubject{abs: absPath(dir), names: slices.Clone(names)}, parser, opts)
 }
 
@@ -72,7 +78,7 @@ func Set(dir string, names []string, parser koanf.Parser, opts ...Option) *FileS
 // links to them). A file appearing or disappearing is a change of the
 // set; no file matching is an empty set.
 // It does no I/O; a malformed pattern is reported by every read.
-func Glob(pattern string, parser koanf.Parser, opts ...Option) *FileSet {
+func Glob(pattern string, parser Parser, opts ...Option) *FileSet {
 	dir, base := filepath.Split(pattern)
 	if dir == "" {
 		dir = "."
@@ -80,13 +86,14 @@ func Glob(pattern string, parser koanf.Parser, opts ...Option) *FileSet {
 	return newSet(filepath.Clean(pattern), &setSubject{abs: absPath(dir), pattern: base}, parser, opts)
 }
 
-func newSet(path string, subj *setSubject, parser koanf.Parser, opts []Option) *FileSet {
+func newSet(path string, subj *setSubject, parser Parser, opts []Option) *FileSet {
 	s := &FileSet{subj: subj, parser: parser}
 	subj.path = path
 	s.init(path, subj, opts, func(c *content, op fsnotify.Op) any {
 		return SetEvent{Path: path, Files: c.names(), Generation: c.gen, Op: op}
 	})
 	subj.maxSize = s.t.opts.maxSize
+	s.missing = subj.missing
 	return s
 }
 
@@ -108,7 +115,7 @@ func (s *FileSet) Read() (map[string]any, error) {
 		if err != nil {
 			return nil, &fs.PathError{Op: "parse", Path: filepath.Join(s.subj.dirName(), m.name), Err: err}
 		}
-		maps.Merge(mp, out)
+		merge(mp, out)
 	}
 	return out, nil
 }
@@ -131,7 +138,9 @@ func (s *FileSet) Watch(cb func(event any, err error)) error {
 // WatchWithContext watches the set as [File.WatchWithContext] watches a
 // file, and calls cb(SetEvent, nil) once for each content of the whole set
 // it has not delivered: a file changed, added or removed. While cb runs,
-// Read returns what it was fired for.
+// Read returns what it was fired for. Like [File.WatchWithContext], it
+// fails if the set's directory, or a file [Set] names, does not resolve
+// now, unless the set has [WithWaitForPath].
 func (s *FileSet) WatchWithContext(ctx context.Context, cb func(event any, err error)) error {
 	return s.watch(ctx, cb)
 }

@@ -9,45 +9,37 @@ import (
 	"testing"
 	"time"
 
-	"github.com/knadh/koanf/parsers/yaml"
-	"github.com/knadh/koanf/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
+// A set merges its files in order, later over earlier, as koanf merges
+// what it loads (tests/koanf loads sets into koanf, and checks merge
+// against koanf's maps.Merge).
 func TestASetMergesItsFilesInOrder(t *testing.T) {
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "base.yaml"), "a: 1\nb: {x: 1, y: 1}\n")
 	write(t, filepath.Join(dir, "override.yaml"), "b: {y: 2}\nc: 3\n")
-	k := koanf.New(".")
-	require.NoError(t, k.Load(Set(dir, []string{"base.yaml", "override.yaml"}, yaml.Parser()), nil))
-	assert.Equal(t, map[string]any{"a": 1, "b": map[string]any{"x": 1, "y": 2}, "c": 3}, k.Raw())
+	m, err := Set(dir, []string{"base.yaml", "override.yaml"}, yamlParser{}).Read()
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{"a": 1, "b": map[string]any{"x": 1, "y": 2}, "c": 3}, m)
 
 	write(t, filepath.Join(dir, "broken.yaml"), "a: [\n")
-	_, err := Set(dir, []string{"base.yaml", "broken.yaml"}, yaml.Parser()).Read()
+	_, err = Set(dir, []string{"base.yaml", "broken.yaml"}, yamlParser{}).Read()
 	assert.ErrorContains(t, err, "broken.yaml")
 }
 
-// k.Load(set, yaml.Parser()), the habit from single files, makes koanf ask
-// the set for bytes; the error names the call that works. A set made
-// without a parser says where the parser goes.
-func TestLoadingASetWithAParserNamesTheRightCall(t *testing.T) {
+// k.Load(set, parser), the habit from single files, makes koanf ask the set
+// for bytes; the error names the call that works (tests/koanf makes that
+// call). A set made without a parser says where the parser goes.
+func TestASetsMisuseNamesTheRightCall(t *testing.T) {
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "base.yaml"), "a: 1\n")
-	set := Set(dir, []string{"base.yaml"}, yaml.Parser())
-
-	k := koanf.New(".")
-	err := k.Load(set, yaml.Parser())
+	_, err := Set(dir, []string{"base.yaml"}, yamlParser{}).ReadBytes()
 	require.ErrorIs(t, err, errSetBytes)
 	assert.EqualError(t, err, "keepwatch: a file set has no single content: load it with k.Load(set, nil)")
-	assert.Empty(t, k.Raw(), "nothing loaded")
-	_, err = set.ReadBytes()
-	assert.ErrorIs(t, err, errSetBytes)
 
-	require.NoError(t, k.Load(set, nil), "the call the error names")
-	assert.Equal(t, 1, k.Int("a"))
-
-	err = koanf.New(".").Load(Set(dir, []string{"base.yaml"}, nil), nil)
+	_, err = Set(dir, []string{"base.yaml"}, nil).Read()
 	require.ErrorIs(t, err, errNoParser)
 	assert.EqualError(t, err, "read "+dir+": keepwatch: a file set needs a parser: give one to Set or Glob")
 }
@@ -59,7 +51,7 @@ func TestAGlobSetTakesItsFilesInLexicalOrder(t *testing.T) {
 	write(t, filepath.Join(dir, "10-base.yaml"), "limit: 1\nname: app\n")
 	write(t, filepath.Join(dir, "notes.txt"), "limit: 99\n")
 	write(t, filepath.Join(dir, ".hidden.yaml"), "limit: 98\n")
-	m, err := Glob(filepath.Join(dir, "*.yaml"), yaml.Parser()).Read()
+	m, err := Glob(filepath.Join(dir, "*.yaml"), yamlParser{}).Read()
 	require.NoError(t, err)
 	assert.Equal(t, map[string]any{"limit": 2, "name": "app"}, m)
 }
@@ -73,7 +65,7 @@ func TestAGlobSetLeavesDirectoriesOut(t *testing.T) {
 	require.NoError(t, os.Symlink("old.yaml", filepath.Join(dir, "older.yaml")))
 	write(t, filepath.Join(dir, "10-base.yaml"), "name: app\n")
 	require.NoError(t, os.Symlink("10-base.yaml", filepath.Join(dir, "20-link.yaml")))
-	s := Glob(filepath.Join(dir, "*.yaml"), yaml.Parser())
+	s := Glob(filepath.Join(dir, "*.yaml"), yamlParser{})
 	m, err := s.Read()
 	require.NoError(t, err)
 	assert.Equal(t, map[string]any{"name": "app"}, m)
@@ -93,7 +85,7 @@ func TestASetRewrittenFileByFileIsDeliveredOnce(t *testing.T) {
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "policy.yaml"), "generation: 0\n")
 	write(t, filepath.Join(dir, "roles.yaml"), "roles_generation: 0\n")
-	s := Set(dir, []string{"policy.yaml", "roles.yaml"}, yaml.Parser(), WithQuietWindow(300*time.Millisecond))
+	s := Set(dir, []string{"policy.yaml", "roles.yaml"}, yamlParser{}, WithQuietWindow(300*time.Millisecond))
 	r := watchedSet(t, s)
 
 	replace(t, filepath.Join(dir, "policy.yaml"), "generation: 1\n")
@@ -113,7 +105,7 @@ func TestAGlobSetFollowsFilesComingAndGoing(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "conf.d")
 	require.NoError(t, os.Mkdir(dir, 0o755))
 	write(t, filepath.Join(dir, "10-base.yaml"), "name: app\n")
-	s := Glob(filepath.Join(dir, "*.yaml"), yaml.Parser(), WithQuietWindow(20*time.Millisecond))
+	s := Glob(filepath.Join(dir, "*.yaml"), yamlParser{}, WithQuietWindow(20*time.Millisecond))
 	r := watchedSet(t, s)
 
 	replace(t, filepath.Join(dir, "50-feature.yaml"), "feature: on\n")
@@ -138,7 +130,7 @@ func TestAKubeletSetNeverMixesGenerations(t *testing.T) {
 		}
 	}
 	v := newVolume(t, filepath.Join(t.TempDir(), "authz"), payload(0))
-	s := Set(v.v.Dir, []string{"policy.yaml", "roles.yaml"}, yaml.Parser())
+	s := Set(v.v.Dir, []string{"policy.yaml", "roles.yaml"}, yamlParser{})
 	r := watchedSet(t, s)
 	const updates = 200
 	for i := 1; i <= updates; i++ {
@@ -161,7 +153,7 @@ func TestASetWithAFileMissingReportsItAndWaits(t *testing.T) {
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "a.yaml"), "a: 1\n")
 	write(t, filepath.Join(dir, "b.yaml"), "b: 1\n")
-	s := Set(dir, []string{"a.yaml", "b.yaml"}, yaml.Parser(), WithErrorCallbacks(), WithLogger(testLogger(t)))
+	s := Set(dir, []string{"a.yaml", "b.yaml"}, yamlParser{}, WithErrorCallbacks(), WithLogger(testLogger(t)))
 	r := watchedSet(t, s)
 
 	require.NoError(t, os.Remove(filepath.Join(dir, "b.yaml")))
@@ -189,8 +181,8 @@ func TestASetsMissingMemberInASubdirectoryIsSeenWhenItComesBack(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "conf"), 0o755))
 	write(t, filepath.Join(dir, "a.yaml"), "a: 1\n")
-	s := Set(dir, []string{"a.yaml", "conf/b.yaml"}, yaml.Parser(), WithErrorCallbacks(),
-		WithRecheckInterval(0), WithLogger(testLogger(t)))
+	s := Set(dir, []string{"a.yaml", "conf/b.yaml"}, yamlParser{}, WithErrorCallbacks(),
+		WithRecheckInterval(0), WithLogger(testLogger(t)), WithWaitForPath())
 	r := watchedSet(t, s)
 	require.Eventually(t, func() bool { return len(r.errors()) > 0 }, waitFor, tick)
 	replace(t, filepath.Join(dir, "conf", "b.yaml"), "b: 2\n")
@@ -210,11 +202,11 @@ func TestSetsShareTheInotifyInstanceAndHaveStats(t *testing.T) {
 	for i := range 5 {
 		dir := t.TempDir()
 		write(t, filepath.Join(dir, "a.yaml"), fmt.Sprintf("a: %d\n", i))
-		s := Set(dir, []string{"a.yaml"}, yaml.Parser())
+		s := Set(dir, []string{"a.yaml"}, yamlParser{})
 		watchedSet(t, s)
 		sets = append(sets, s)
 	}
-	_, _ = watched(t, filepath.Join(t.TempDir(), "missing.yaml"))
+	_, _ = watched(t, filepath.Join(t.TempDir(), "missing.yaml"), WithWaitForPath())
 	assert.Equal(t, before+1, countInotify(t))
 	st := sets[0].Stats()
 	assert.Equal(t, ModeEvents, st.Mode)
@@ -225,7 +217,7 @@ func TestSetsShareTheInotifyInstanceAndHaveStats(t *testing.T) {
 func TestASetCanBePolled(t *testing.T) {
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "a.yaml"), "a: 1\n")
-	s := Set(dir, []string{"a.yaml"}, yaml.Parser(), WithPolling(20*time.Millisecond), WithQuietWindow(10*time.Millisecond))
+	s := Set(dir, []string{"a.yaml"}, yamlParser{}, WithPolling(20*time.Millisecond), WithQuietWindow(10*time.Millisecond))
 	r := watchedSet(t, s)
 	assert.Equal(t, ModePolling, s.Stats().Mode)
 	replace(t, filepath.Join(dir, "a.yaml"), "a: 2\n")

@@ -46,7 +46,7 @@ func TestSubPathMountIsReportedOnce(t *testing.T) {
 // mount, /etc/flags a ConfigMap mounted as a directory.
 func TestSubPathFixture(t *testing.T) {
 	table := filepath.Join("testdata", "mountinfo-subpath")
-	_, r := watched(t, "/etc/app/config.yaml", withMountInfo(table))
+	_, r := watched(t, "/etc/app/config.yaml", withMountInfo(table), WithWaitForPath())
 	errs := waitErrs(t, r, 2)
 	assert.True(t, errors.Is(errs[0], ErrSubPathMount) || errors.Is(errs[1], ErrSubPathMount), "%s", r)
 

@@ -13,7 +13,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/knadh/koanf/parsers/yaml"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -959,7 +958,7 @@ func TestASetRechecksNow(t *testing.T) {
 		write(t, filepath.Join(dir, "a.yaml"), "a: 1\n")
 		write(t, filepath.Join(dir, "b.yaml"), "b: 1\n")
 		fs := &fakes{}
-		s := Set(dir, []string{"a.yaml", "b.yaml"}, yaml.Parser(), withNotifier(fs.new), WithRecheckInterval(0),
+		s := Set(dir, []string{"a.yaml", "b.yaml"}, yamlParser{}, withNotifier(fs.new), WithRecheckInterval(0),
 			WithLogger(testLogger(t)))
 		r := watchedSet(t, s)
 		synctest.Wait()

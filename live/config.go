@@ -112,6 +112,12 @@ func (c *Config) Start() error { return c.e.start(c.spec()) }
 // is logged once, at WARN; Ready and Stats tell the last attempt's error
 // meanwhile, and its attempts are not counted as Rejected.
 //
+// Give its keepwatch providers file.WithWaitForPath(): their watches then
+// start before their files are there, and tell of their arrival at once.
+// Without it, a keepwatch provider's Watch fails while its path does not
+// resolve, as koanf's stock provider's does, and StartWait watches again
+// at each attempt.
+//
 // It returns nil once the config is published, and then watches as Start
 // does. When ctx is done first, it stops watching and returns the last
 // attempt's error, wrapping ctx's too (errors.Is(err,

@@ -58,8 +58,10 @@
 //
 // Start fails if the first load fails. StartWait waits instead, for a
 // config whose files are not there yet (an init container or a sidecar
-// writes them): it watches first, loads on each change the watches tell
-// of, and returns once a config is published or its context is done. Ready
+// writes them): it watches first (give keepwatch providers
+// file.WithWaitForPath, so that their watches start before their files are
+// there), loads on each change the watches tell of, and returns once a
+// config is published or its context is done. Ready
 // (a func() error) and ReadyHandler (an http.Handler for /readyz) say
 // whether a good config is in force. A rejected push does not make a
 // config unready: it reaches every replica at once, so failing readiness

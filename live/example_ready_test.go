@@ -31,7 +31,7 @@ func ExampleReadyHandler() {
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "app.yaml") // not there yet
 
-	f := file.Provider(path)
+	f := file.Provider(path, file.WithWaitForPath()) // its watch waits for the file
 	failed, published := make(chan struct{}, 1), make(chan struct{}, 1)
 	cfg := &live.Config{
 		Name:  "app",

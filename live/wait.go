@@ -10,8 +10,8 @@ import (
 
 // How often StartWait loads again with no change told: the safety net for
 // what no watch tells of (a provider that cannot watch a path that does not
-// exist yet, an environment variable). A watched keepwatch provider tells
-// of its file's arrival at once.
+// exist yet, an environment variable). A keepwatch provider with
+// file.WithWaitForPath tells of its file's arrival at once.
 const (
 	firstRetry = 100 * time.Millisecond
 	maxRetry   = 2 * time.Second
@@ -85,8 +85,15 @@ func (e *engine[T]) begin(s spec[T]) error {
 
 // attempt watches what is not watched yet, then loads, builds, validates
 // and publishes the config. The watches come first, so that a change made
-// after the load read is told, and loads again.
+// after the load read is told, and loads again. A Watch that fails (a
+// keepwatch provider without file.WithWaitForPath, or koanf's stock one,
+// on a path that is not there yet) is tried again at the next attempt; a
+// wait that Close ended ends before it, so that a Watch failing every time
+// cannot keep it going.
 func (e *engine[T]) attempt(watched []bool) error {
+	if e.closed() {
+		return errClosed
+	}
 	for i, w := range e.spec.watch {
 		if watched[i] {
 			continue
@@ -108,6 +115,13 @@ func (e *engine[T]) attempt(watched []bool) error {
 	}
 	e.state = stateStarted
 	return nil
+}
+
+// closed reports whether Close or Shutdown ended the wait.
+func (e *engine[T]) closed() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.state != stateStarting
 }
 
 // giveUp ends a wait that ctx ended: what it watched is stopped, and the

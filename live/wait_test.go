@@ -53,7 +53,7 @@ func startWaiting(t *testing.T, ctx context.Context, c interface {
 func TestStartWaitWaitsForAGoodConfigAndStaysReadyThroughABadPush(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "app")
 	path := filepath.Join(dir, "app.yaml")
-	f := provider(t, path)
+	f := provider(t, path, file.WithWaitForPath())
 	logs := &logRecords{}
 	var reported errorLog
 	c := &live.Config{Name: "app", Load: loadYAML(f), Watch: []live.Watcher{f}, Validate: positivePort,
@@ -125,7 +125,7 @@ func TestStartWaitWaitsForAGoodConfigAndStaysReadyThroughABadPush(t *testing.T) 
 // again, as if it had never been.
 func TestStartWaitGivesUpWithItsContext(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "app.yaml")
-	f := provider(t, path)
+	f := provider(t, path, file.WithWaitForPath())
 	c := &live.Config{Name: "app", Load: loadYAML(f), Watch: []live.Watcher{f}, Logger: testLogger(t)}
 	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 	defer cancel()
@@ -142,19 +142,42 @@ func TestStartWaitGivesUpWithItsContext(t *testing.T) {
 	assert.Equal(t, 1, c.Koanf().Int("port"))
 }
 
-// Close ends a wait under way, and what it watched.
+// Close ends a wait under way, and what it watched: a provider whose watch
+// waits for its path, and one whose Watch fails until the path is there,
+// as koanf's stock provider's does.
 func TestCloseEndsStartWait(t *testing.T) {
+	for _, opts := range [][]file.Option{{file.WithWaitForPath()}, nil} {
+		path := filepath.Join(t.TempDir(), "app.yaml")
+		f := provider(t, path, opts...)
+		c := &live.Config{Load: loadYAML(f), Watch: []live.Watcher{f}, Logger: testLogger(t)}
+		done := make(chan error, 1)
+		go func() { done <- c.StartWait(context.Background()) }()
+		require.Eventually(t, func() bool { return c.Stats().LastError != nil }, waitFor, tick)
+		require.NoError(t, c.Close())
+		err := <-done
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "closed while it waited")
+		assert.Equal(t, file.ModeStopped, f.Stats().Mode)
+	}
+}
+
+// A keepwatch provider without WithWaitForPath: its Watch fails while the
+// file is not there, and StartWait watches again at each attempt, until
+// the file is there; then the watch is in place as after Start.
+func TestStartWaitWatchesAgainAProviderWhoseWatchFailed(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "app.yaml")
 	f := provider(t, path)
-	c := &live.Config{Load: loadYAML(f), Watch: []live.Watcher{f}, Logger: testLogger(t)}
-	done := make(chan error, 1)
-	go func() { done <- c.StartWait(context.Background()) }()
+	c := &live.Config{Name: "app", Load: loadYAML(f), Watch: []live.Watcher{f}, Logger: testLogger(t)}
+	done := startWaiting(t, t.Context(), c)
 	require.Eventually(t, func() bool { return c.Stats().LastError != nil }, waitFor, tick)
-	require.NoError(t, c.Close())
-	err := <-done
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "closed while it waited")
-	assert.Equal(t, file.ModeStopped, f.Stats().Mode)
+	assert.ErrorIs(t, c.Stats().LastError, fs.ErrNotExist)
+	assert.Equal(t, file.ModeStopped, f.Stats().Mode, "its Watch failed")
+
+	write(t, path, "port: 1\n")
+	require.NoError(t, <-done)
+	assert.Equal(t, 1, c.Koanf().Int("port"))
+	write(t, path, "port: 2\n")
+	waitKoanf(t, c, func(k *koanf.Koanf) bool { return k.Int("port") == 2 })
 }
 
 // A provider that is not keepwatch's, whose data comes without a change it

@@ -1,17 +1,20 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/fsnotify/fsnotify"
 	keepwatch "github.com/keepwatch/file"
@@ -137,6 +140,7 @@ func (r *report) single(abs string, maxSize int64, table string) {
 	c := r.chain(abs)
 	r.file(c.Real, maxSize)
 	r.access(abs, c.Real)
+	r.watchStarts(keepwatch.Provider(abs, probing...))
 	r.layout(abs)
 	r.mount(abs, c.Real, table)
 	// Where the file is, or where its resolution stopped: the filesystem
@@ -175,6 +179,23 @@ func (r *report) hops(c *chain.Chain) {
 	default:
 		r.add(info, "", "= %s", c.Real)
 	}
+}
+
+// probing are the options of the watch the doctor starts to see whether
+// Watch starts: polled, so that it takes no inotify instance of the
+// process's (which the limits check counts), and quiet.
+var probing = []keepwatch.Option{keepwatch.WithPolling(time.Hour), keepwatch.WithRecheckInterval(0),
+	keepwatch.WithLogger(slog.New(slog.DiscardHandler))}
+
+// watchStarts asks the library whether Watch starts on the target now, and
+// says so if it does not: on a path that does not resolve, Watch fails as
+// the stock provider's does, unless the program gives WithWaitForPath.
+func (r *report) watchStarts(p provider) {
+	if err := p.WatchWithContext(context.Background(), func(any, error) {}); err != nil {
+		r.add(problem, "watch", "Watch fails now: %v (as koanf's stock provider's); with file.WithWaitForPath() it starts, and waits for the path", err)
+		return
+	}
+	_ = p.Shutdown(context.Background())
 }
 
 func (r *report) file(real string, maxSize int64) {

@@ -86,11 +86,20 @@ func TestDoctorOnBadPaths(t *testing.T) {
 	stdout, _, code := runCmd(t, "doctor", filepath.Join(dir, "missing.yaml"))
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stdout, "PROBLEM  chain       lstat "+filepath.Join(dir, "missing.yaml")+": no such file or directory")
+	// The doctor agrees with the library: Watch fails there, as the stock
+	// provider's does, unless the program gives WithWaitForPath.
+	assert.Contains(t, stdout, "PROBLEM  watch       Watch fails now: watch "+filepath.Join(dir, "missing.yaml")+": no such file or directory (as koanf's stock provider's); with file.WithWaitForPath() it starts, and waits for the path")
 
 	require.NoError(t, os.Symlink("loop", filepath.Join(dir, "loop")))
 	stdout, _, code = runCmd(t, "doctor", filepath.Join(dir, "loop"))
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stdout, "too many levels of symbolic links")
+	assert.Contains(t, stdout, "PROBLEM  watch       Watch fails now: watch "+filepath.Join(dir, "loop")+": too many levels of symbolic links")
+
+	// A set's directory that is missing: Watch fails on it too.
+	stdout, _, code = runCmd(t, "doctor", filepath.Join(dir, "conf.d")+"/")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stdout, "PROBLEM  watch       Watch fails now: watch "+filepath.Join(dir, "conf.d")+": no such file or directory")
 
 	// A set's directory that is a file, and a set's name outside it.
 	file := filepath.Join(dir, "app.yaml")
@@ -98,6 +107,7 @@ func TestDoctorOnBadPaths(t *testing.T) {
 	stdout, _, code = runCmd(t, "doctor", "-set", file, "a.yaml")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stdout, "PROBLEM  set         "+file+" is not a directory")
+	assert.NotContains(t, stdout, "PROBLEM  watch", "the watch starts, and reports it")
 	_, stderr, code := runCmd(t, "doctor", "-set", dir, "/etc/other/roles.yaml")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "/etc/other/roles.yaml is not in that directory")
@@ -157,6 +167,7 @@ func TestDoctorOnAKubeletSetDirectory(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stdout, "PROBLEM  chain       lstat "+dir+"/"+gen+"/users.yaml: no such file or directory")
 	assert.Contains(t, stdout, "PROBLEM  members     the volume has no key users.yaml: its keys are policy.yaml, roles.yaml")
+	assert.Contains(t, stdout, "PROBLEM  watch       Watch fails now: watch "+dir+"/users.yaml: no such file or directory")
 	assert.Contains(t, stdout, "verdict: hot reload will NOT work")
 
 	// A file put into the volume by hand is not in the payload: not read.
@@ -291,16 +302,16 @@ func TestWatchPrintsEachUpdateAndProblem(t *testing.T) {
 	assert.Equal(t, 1, out.count(" problem "))
 }
 
-// A file missing when the watch starts: the first read fails, and the
-// watch reports the problem when it starts. It is printed once, not once
-// for each.
+// A file missing when the watch starts, with -wait: the first read fails,
+// and the watch reports the problem when it starts. It is printed once, not
+// once for each.
 func TestWatchReportsAProblemOnce(t *testing.T) {
 	dir, err := filepath.EvalSymlinks(tempDir(t))
 	require.NoError(t, err)
 	path := filepath.Join(dir, "config.yaml")
 	set := filepath.Join(dir, "conf.d")
 
-	w := startWatch(t, path, set+"/")
+	w := startWatch(t, "-wait", path, set+"/")
 	n := w.out.wait(t, 0, "problem", path+" open "+path+": no such file or directory")
 	w.out.wait(t, 0, "problem", set+"/ lstat "+set+": no such file or directory")
 	require.NoError(t, os.WriteFile(path, []byte("a: 1\n"), 0o644))
@@ -312,6 +323,19 @@ func TestWatchReportsAProblemOnce(t *testing.T) {
 	assert.Equal(t, 2, w.out.count(" problem "), "one for each")
 	assert.Equal(t, 0, w.out.count(" loaded "), "nothing was")
 	w.out.wait(t, 0, "stopped", path+" updates=1 restarts=0 problems=1")
+}
+
+// Without -wait, watch agrees with the library: a PATH that does not
+// resolve fails, as Watch does in a program.
+func TestWatchOnAMissingPathFailsWithoutWait(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	for _, arg := range []string{filepath.Join(dir, "config.yaml"), filepath.Join(dir, "conf.d") + "/"} {
+		_, stderr, code := runCmd(t, "watch", arg)
+		assert.Equal(t, 1, code)
+		assert.Contains(t, stderr, "keepwatch: watch "+filepath.Clean(arg)+": no such file or directory (Watch fails")
+		assert.Contains(t, stderr, "-wait waits for it")
+	}
 }
 
 // The directory given to file.Glob, in a kubelet volume: one line for

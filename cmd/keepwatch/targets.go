@@ -12,7 +12,6 @@ import (
 
 	keepwatch "github.com/keepwatch/file"
 	globset "github.com/keepwatch/file/internal/glob"
-	"github.com/knadh/koanf/v2"
 )
 
 const pathsHelp = `Each PATH is taken the way the library reads it:
@@ -79,7 +78,7 @@ type provider interface {
 }
 
 // set returns the library's reader of a set target, with parser.
-func (t target) set(parser koanf.Parser, opts ...keepwatch.Option) *keepwatch.FileSet {
+func (t target) set(parser keepwatch.Parser, opts ...keepwatch.Option) *keepwatch.FileSet {
 	if t.kind == named {
 		return keepwatch.Set(t.path, t.names, parser, opts...)
 	}

@@ -19,7 +19,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	keepwatch "github.com/keepwatch/file"
-	"github.com/knadh/koanf/parsers/yaml"
+	"github.com/keepwatch/file/internal/yamlparser"
 )
 
 const watchAbout = `Watches each PATH with the keepwatch library and prints one line per update
@@ -40,6 +40,7 @@ func watchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	recheck := fs.Duration("recheck", 30*time.Second, "re-check interval, the safety net for missed events; 0 turns it off")
 	quiet := fs.Duration("quiet", 100*time.Millisecond, "quiet window before reading a file written in place")
 	verbose := fs.Bool("v", false, "log the library's records (debug level) to stderr")
+	wait := fs.Bool("wait", false, "start on a PATH that does not resolve yet, and wait for it (file.WithWaitForPath); without it, a watch on such a PATH fails, as in a program")
 	setDir := fs.String("set", "", "watch the arguments as the files of one file.Set in `DIR`, named relative to it")
 	targets, err := parseTargets(fs, setDir, args, stderr)
 	if err != nil {
@@ -56,6 +57,9 @@ func watchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		keepwatch.WithRecheckInterval(*recheck), keepwatch.WithQuietWindow(*quiet)}
 	if *poll > 0 {
 		opts = append(opts, keepwatch.WithPolling(*poll))
+	}
+	if *wait {
+		opts = append(opts, keepwatch.WithWaitForPath())
 	}
 
 	out := &output{w: stdout}
@@ -134,7 +138,7 @@ func (w *watched) start(ctx context.Context, opts []keepwatch.Option) error {
 			w.printf("loaded", "size=%d sha256=%s%s", len(data), short(w.file.Stats().SHA256), keyCount(w.keys))
 		}
 	} else {
-		w.set = w.t.set(yaml.Parser(), opts...)
+		w.set = w.t.set(yamlparser.Parser{}, opts...)
 		w.p = w.set
 		m, err := w.set.Read()
 		if err == nil || parseFailure(err) {
@@ -146,7 +150,10 @@ func (w *watched) start(ctx context.Context, opts []keepwatch.Option) error {
 		}
 	}
 	if err := w.p.WatchWithContext(ctx, w.callback); err != nil {
-		return err
+		if errors.Is(err, keepwatch.ErrAlreadyWatching) {
+			return err
+		}
+		return fmt.Errorf("%w (Watch fails on a path that does not resolve, as koanf's stock provider's does; -wait waits for it, as file.WithWaitForPath does)", err)
 	}
 	st := w.p.Stats()
 	w.printf("watching", "mode=%s dirs=%s", st.Mode, strings.Join(st.WatchedDirs, ","))
@@ -288,7 +295,7 @@ func keyCount(keys map[string]any) string {
 func topLevel(path string, data []byte) (map[string]any, error) {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".yaml", ".yml":
-		m, err := yaml.Parser().Unmarshal(data)
+		m, err := yamlparser.Parser{}.Unmarshal(data)
 		if err == nil && m == nil {
 			m = map[string]any{}
 		}

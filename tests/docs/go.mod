@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/keepwatch/file v0.0.0
 	github.com/keepwatch/file/keepwatchprom v0.0.0
+	github.com/keepwatch/file/live v0.0.0-00010101000000-000000000000
 	github.com/knadh/koanf/parsers/json v1.0.1
 	github.com/knadh/koanf/parsers/yaml v1.1.1
 	github.com/knadh/koanf/providers/confmap v1.0.1
@@ -16,6 +17,7 @@ require (
 	go.opentelemetry.io/contrib/bridges/prometheus v0.72.0
 	go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp v1.47.0
 	go.opentelemetry.io/otel/sdk/metric v1.47.0
+	go.uber.org/goleak v1.3.0
 )
 
 require (
@@ -55,4 +57,5 @@ require (
 replace (
 	github.com/keepwatch/file => ../..
 	github.com/keepwatch/file/keepwatchprom => ../../keepwatchprom
+	github.com/keepwatch/file/live => ../../live
 )

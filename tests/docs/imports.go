@@ -10,6 +10,7 @@ import (
 	_ "github.com/keepwatch/file"
 	_ "github.com/keepwatch/file/keepwatchprom"
 	_ "github.com/keepwatch/file/kubevol"
+	_ "github.com/keepwatch/file/live"
 	_ "github.com/knadh/koanf/parsers/json"
 	_ "github.com/knadh/koanf/parsers/yaml"
 	_ "github.com/knadh/koanf/providers/confmap"
@@ -22,4 +23,5 @@ import (
 	_ "go.opentelemetry.io/contrib/bridges/prometheus"
 	_ "go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	_ "go.opentelemetry.io/otel/sdk/metric"
+	_ "go.uber.org/goleak"
 )

@@ -111,3 +111,30 @@ func TestUsage(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "run it in tests/docs")
 }
+
+// The goleak-clean test docs/semantics.md shows under "Tests" is run, as
+// it is there, by tests/koanfv2 (make test-majors): the two must not drift
+// apart.
+func TestTheDocsCleanTestIsRun(t *testing.T) {
+	const name = "func TestReloadEndsWithTheTest("
+	fn := func(src string) string {
+		t.Helper()
+		i := strings.Index(src, name)
+		require.GreaterOrEqual(t, i, 0, "no %s", name)
+		j := strings.Index(src[i:], "\n}\n")
+		require.Greater(t, j, 0)
+		return src[i : i+j+3]
+	}
+	doc, err := os.ReadFile("../../docs/semantics.md")
+	require.NoError(t, err)
+	var shown string
+	for _, b := range goBlocks("docs/semantics.md", string(doc)) {
+		if strings.Contains(b.src, name) {
+			shown = b.src
+		}
+	}
+	require.NotEmpty(t, shown, "docs/semantics.md shows no %s", name)
+	run, err := os.ReadFile("../koanfv2/reload_test.go")
+	require.NoError(t, err)
+	assert.Equal(t, fn(string(run)), fn(shown))
+}

@@ -48,7 +48,7 @@ func replica(args []string) error {
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 
-	appFile := file.Provider(filepath.Join(*appDir, "app.yaml"), file.WithLogger(log))
+	appFile := file.Provider(filepath.Join(*appDir, "app.yaml"), file.WithLogger(log), file.WithWaitForPath())
 	app := &live.Value[*App]{
 		Name:  "app",
 		Load:  func(k *koanf.Koanf) error { return k.Load(appFile, yaml.Parser()) },
@@ -62,7 +62,7 @@ func replica(args []string) error {
 		IdentityKey: key,
 		Logger:      log,
 	}
-	authzSet := file.Set(*authzDir, []string{"policy.yaml", "roles.yaml"}, yaml.Parser(), file.WithLogger(log))
+	authzSet := file.Set(*authzDir, []string{"policy.yaml", "roles.yaml"}, yaml.Parser(), file.WithLogger(log), file.WithWaitForPath())
 	authz := &live.Config{
 		Name:        "authz",
 		Load:        func(k *koanf.Koanf) error { return k.Load(authzSet, nil) },

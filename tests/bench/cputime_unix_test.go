@@ -1,6 +1,6 @@
 //go:build unix
 
-package file
+package bench
 
 import (
 	"syscall"

@@ -1,0 +1,25 @@
+module github.com/keepwatch/file/tests/koanf
+
+go 1.25.0
+
+replace github.com/keepwatch/file => ../..
+
+require (
+	github.com/fsnotify/fsnotify v1.10.1
+	github.com/keepwatch/file v0.0.0-00010101000000-000000000000
+	github.com/knadh/koanf/maps v0.1.2
+	github.com/knadh/koanf/parsers/json v1.0.1
+	github.com/knadh/koanf/parsers/yaml v1.1.1
+	github.com/knadh/koanf/providers/file v1.2.1
+	github.com/knadh/koanf/v2 v2.4.1
+	github.com/stretchr/testify v1.12.1
+	go.uber.org/goleak v1.3.0
+)
+
+require (
+	github.com/go-viper/mapstructure/v2 v2.4.0 // indirect
+	github.com/mitchellh/copystructure v1.2.0 // indirect
+	github.com/mitchellh/reflectwalk v1.0.2 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/sys v0.32.0 // indirect
+)
