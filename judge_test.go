@@ -30,8 +30,14 @@ func (f fakeFile) Mode() fs.FileMode  { return f.mode }
 func (f fakeFile) ModTime() time.Time { return f.mtime }
 func (f fakeFile) IsDir() bool        { return f.mode.IsDir() }
 func (f fakeFile) Sys() any {
-	return &syscall.Stat_t{Dev: 1, Ino: f.ino, Nlink: max(f.links, 1)}
+	st := &syscall.Stat_t{Ino: f.ino}
+	setTo(&st.Dev, 1)
+	setTo(&st.Nlink, max(f.links, 1))
+	return st
 }
+
+// setTo sets a field of a Stat_t, whose types vary with the platform.
+func setTo[T ~int32 | ~uint16 | ~uint32 | ~int64 | ~uint64](p *T, v uint64) { *p = T(v) }
 
 // fakeFacts answers the judge from data.
 type fakeFacts struct {
