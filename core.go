@@ -381,6 +381,7 @@ func (c *core) state() (Stats, seenMark) {
 		LastRead:         later(st.lastRead, st.lastUpdate), // a delivery is a read, recorded as it is made
 		SubPath:          st.subPath,
 	}
+	s.LastCheck = later(s.LastRead, st.lastCheck)
 	if c.w != nil && !c.w.stopped() {
 		s.Mode = st.mode
 		s.WatchedDirs = slices.Clone(st.dirs)
@@ -394,6 +395,16 @@ func (c *core) recordRead(w *watch) {
 	defer c.mu.Unlock()
 	if !w.stopped() {
 		c.stats.lastRead = time.Now()
+	}
+}
+
+// recordCheck records that the running watch re-checked the file and
+// found it unchanged.
+func (c *core) recordCheck(w *watch) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !w.stopped() {
+		c.stats.lastCheck = time.Now()
 	}
 }
 

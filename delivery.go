@@ -106,6 +106,9 @@ func (w *watch) deliver(r reading, back bool) {
 	c.logDelivery(r)
 }
 
+// checked records a re-check that found the file unchanged.
+func (w *watch) checked() { w.c.recordCheck(w) }
+
 // watching records how the running session watches.
 func (w *watch) watching(mode Mode, dirs []string) {
 	w.c.recordWatching(w, mode, dirs)

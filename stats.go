@@ -67,6 +67,14 @@ type Stats struct {
 	// time.Since(LastRead) from then on.
 	LastRead time.Time
 
+	// LastCheck is when the watch last made sure of the file: a read (as
+	// LastRead), or a re-check (or a poll) that found its size and time as
+	// the last read left them. It tells a watch that is looking from one
+	// that is stuck: with the default re-check, it is never more than about
+	// 30 s old on events, a poll interval when polling. Zero until a watch
+	// has read the file.
+	LastCheck time.Time
+
 	// SubPath is set once the watch found the file to be a single file
 	// bind-mounted (a Kubernetes subPath mount, which kubelet never
 	// updates in a running pod; see ErrSubPathMount).
@@ -125,6 +133,7 @@ type stats struct {
 	lastError        error
 	lastErrorTime    time.Time
 	lastRead         time.Time
+	lastCheck        time.Time // the last re-check that found the file unchanged
 	subPath          bool
 	dirs             []string
 }

@@ -196,3 +196,21 @@ func TestASecretsContentHashLeavesTheProcessOnlyWhenAskedFor(t *testing.T) {
 	g, _ := watched(t, path, WithContentHash())
 	assert.Equal(t, sha("a: 1\n"), g.Stats().SHA256)
 }
+
+// A re-check that finds the file unchanged reads nothing, yet tells that
+// the watch is looking: LastCheck moves on, LastRead does not.
+func TestARecheckThatFindsNothingIsACheckNotARead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		write(t, path, "v1\n")
+		f, _, _ := watchedFake(t, path, WithRecheckInterval(time.Second))
+		st := f.Stats()
+		require.False(t, st.LastRead.IsZero())
+		assert.Equal(t, st.LastRead, st.LastCheck, "the first read is the first check")
+
+		advance(3 * time.Second)
+		after := f.Stats()
+		assert.Equal(t, st.LastRead, after.LastRead, "nothing read")
+		assert.Greater(t, after.LastCheck.Sub(st.LastCheck), time.Second, "re-checked")
+	})
+}

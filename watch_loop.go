@@ -30,6 +30,9 @@ type sink interface {
 	// started says that the session runs now, and how; remote names the
 	// filesystem that reports no remote changes, if the file is on one.
 	started(kind sessionKind, remote string)
+	// checked says that a re-check found the file as the last read left
+	// it: the watch is looking.
+	checked()
 }
 
 // sessionKind is how a session notices changes.
@@ -472,6 +475,7 @@ func (s *session) look(why Reason, force bool) error {
 		tracef(s.t.path, "look %s force=%v unchanged=%v", why, force, k == lookRead || k == lookNothing)
 	}
 	if k == lookNothing {
+		s.out.checked()
 		return nil
 	}
 	if err := s.cw.watch(true); err != nil {

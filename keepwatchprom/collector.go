@@ -95,6 +95,8 @@ var (
 		"1 if the file is a single file bind-mounted (a Kubernetes subPath mount), which kubelet never updates in a running pod.", "path")
 	lastRead = desc("keepwatch_watch_last_read_timestamp_seconds",
 		"When the watch last read the file (its first read and each delivery included), in seconds since the epoch.", "path")
+	lastCheck = desc("keepwatch_watch_last_check_timestamp_seconds",
+		"When the watch last made sure of the file: a read, or a re-check (or poll) that found it unchanged, in seconds since the epoch.", "path")
 )
 
 // modes are the values of the mode label, in file.Stats's terms.
@@ -103,7 +105,7 @@ var modes = []file.Mode{file.ModeEvents, file.ModePolling, file.ModeRetrying, fi
 // Describe sends the descriptors of every metric the collector exports.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{reloadSuccessful, reloadTimestamp, reloads, reloadsFailed, configInfo,
-		updates, watchErrors, restarts, mode, subPath, lastRead} {
+		updates, watchErrors, restarts, mode, subPath, lastRead, lastCheck} {
 		ch <- d
 	}
 }
@@ -176,6 +178,9 @@ func collectProvider(ch chan<- prometheus.Metric, st file.Stats) {
 	gauge(subPath, bit(st.SubPath))
 	if !st.LastRead.IsZero() {
 		gauge(lastRead, seconds(st.LastRead.UnixNano()))
+	}
+	if !st.LastCheck.IsZero() {
+		gauge(lastCheck, seconds(st.LastCheck.UnixNano()))
 	}
 }
 

@@ -162,7 +162,9 @@ func TestAServiceWithTwoLiveConfigs(t *testing.T) {
 	}
 	read := m["keepwatch_watch_last_read_timestamp_seconds{path="+s.appFile.Stats().Path+"}"]
 	assert.InDelta(t, float64(started.UnixNano())/1e9, read, 60, "the watch's first read counts")
-	assert.Len(t, m, 2*5+2*(3+4+2), "nothing else: %v", m)
+	assert.GreaterOrEqual(t, m["keepwatch_watch_last_check_timestamp_seconds{path="+s.appFile.Stats().Path+"}"], read,
+		"a read is a check")
+	assert.Len(t, m, 2*5+2*(3+4+3), "nothing else: %v", m)
 
 	// A bad push: the reload fails, the identity stays that of the config
 	// in force.
@@ -247,6 +249,7 @@ func TestProviderStates(t *testing.T) {
 	assert.Equal(t, 1.0, m["keepwatch_watch_subpath_mount{path=/etc/app/config.yaml}"])
 	assert.Equal(t, 1.0, m["keepwatch_watch_errors_total{path=/etc/app/config.yaml}"])
 	assert.NotContains(t, m, "keepwatch_watch_last_read_timestamp_seconds{path=/nfs/app.yaml}", "never read: no timestamp, rather than 1970")
+	assert.NotContains(t, m, "keepwatch_watch_last_check_timestamp_seconds{path=/nfs/app.yaml}", "never checked")
 }
 
 // Two configs of one name would be two series alike: the scrape fails,

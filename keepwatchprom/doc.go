@@ -26,6 +26,7 @@
 //	keepwatch_watch_mode{path,mode}                                 gauge   1 for the mode the watch is in (events, polling, retrying, stopped), 0 for the others
 //	keepwatch_watch_subpath_mount{path}                             gauge   1 if the file is a subPath mount, which never changes in a running pod
 //	keepwatch_watch_last_read_timestamp_seconds{path}               gauge   when the watch last read the file (its start counts); absent until it did
+//	keepwatch_watch_last_check_timestamp_seconds{path}              gauge   when the watch last made sure of the file: a read, or a re-check that found it unchanged
 //
 // Labels are bounded by what the program registers: config is a live
 // config's name (live.Stats.Name), path a provider's path, mode one of
