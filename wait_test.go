@@ -2,11 +2,14 @@ package file
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The wait before a read, transition by transition: every state it can be
@@ -120,5 +123,24 @@ func TestEveryWaitTransition(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Logf("the table as it is:\n%s", got.String())
+	}
+}
+
+// docs/internals.md shows the table above as it is.
+func TestTheInternalsDocShowsTheWaitTable(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("docs", "internals.md"))
+	require.NoError(t, err)
+	names := map[waitRow]string{rowClose: "close (writer heard)", rowCloseUnheard: "close (writer unheard)"}
+	for _, row := range waitTable {
+		name := names[row.from]
+		if name == "" {
+			name = row.from.String()
+		}
+		cells := make([]string, len(row.to))
+		for i, c := range row.to {
+			cells[i] = strings.TrimSuffix(c, " -")
+		}
+		line := "| " + name + " | " + strings.Join(cells, " | ") + " |"
+		assert.Contains(t, string(doc), line+"\n", "docs/internals.md's row for %s", name)
 	}
 }
