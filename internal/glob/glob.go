@@ -1,12 +1,14 @@
 // Package glob lists the members of a glob set: the files of one
-// directory whose names match a pattern. The library reads a set by it;
-// keepwatch doctor lists one by it; both so agree on what a set holds.
+// directory whose names match a pattern; and of a directory set: every
+// file below a directory. The library reads a set by it; keepwatch doctor
+// lists one by it; both so agree on what a set holds.
 package glob
 
 import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -47,4 +49,50 @@ func isDir(dir string, e fs.DirEntry) bool {
 	}
 	info, err := os.Stat(filepath.Join(dir, e.Name()))
 	return err == nil && info.IsDir()
+}
+
+// Tree lists every file under dir, in its subdirectories too, as paths
+// relative to dir in lexical order: the members of a directory set, every
+// key of a mounted ConfigMap or Secret. Names beginning with ".." are
+// kubelet's own (..data, ..data_tmp, its timestamped payloads) and are left
+// out, with all below them. A link to a file is a member; a link to a
+// directory is not followed, and a link that leads nowhere is left out, so
+// that one stale entry does not fail the whole tree. A directory that
+// cannot be read is an error.
+func Tree(dir string) ([]string, error) {
+	var names []string
+	err := filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if path == dir {
+			return nil
+		}
+		if strings.HasPrefix(e.Name(), "..") {
+			if e.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if e.IsDir() {
+			return nil
+		}
+		if e.Type()&fs.ModeSymlink != 0 {
+			info, err := os.Stat(path)
+			if err != nil || info.IsDir() {
+				return nil
+			}
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		names = append(names, rel)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(names)
+	return names, nil
 }
