@@ -386,8 +386,18 @@ func (s *setSubject) read(why Reason, _ *sight) reading {
 	if p.gen == "" {
 		return s.readAt(p, why)
 	}
-	return readGeneration(filepath.Join(p.dir, dataLink), p.gen, func(gen string) reading {
-		return s.readAt(place{dir: p.dir, gen: gen, base: filepath.Join(p.dir, gen)}, why)
+	link := filepath.Join(p.dir, dataLink)
+	return readGeneration(link, p.gen, func(gen string) reading {
+		r := s.readAt(place{dir: p.dir, gen: gen, base: filepath.Join(p.dir, gen)}, why)
+		if s.names == nil && r.err == nil && kubeletGeneration(link) != gen {
+			// A set that lists its files (a glob, a tree) finds none
+			// missing when kubelet removes the payload under its listing:
+			// it lists fewer. Only a payload ..data still names after the
+			// read was whole throughout it, since kubelet removes one only
+			// once ..data names another, and never names it again.
+			return reading{why: why, err: &fs.PathError{Op: "read", Path: s.dirName(), Err: fs.ErrNotExist}}
+		}
+		return r
 	})
 }
 

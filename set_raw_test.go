@@ -188,3 +188,43 @@ func TestADirSetInAPlainDirectory(t *testing.T) {
 	m := r.wait(t, func(m map[string]string) bool { return m["top"] == "3" })
 	assert.Equal(t, map[string]string{filepath.Join("g", "h"): "2", "top": "3"}, m)
 }
+
+// A set that lists its files (a glob, a tree) in a kubelet volume is never
+// read cut short: kubelet removing the generation being listed, after a
+// swap, would list fewer files without an error.
+func TestAListedSetIsNeverReadCutShort(t *testing.T) {
+	t.Parallel() // its own volume; it judges content, not time
+	payload := func(n int) map[string]string {
+		return map[string]string{"a.pem": fmt.Sprint(n), "b.pem": fmt.Sprint(n), "c.pem": fmt.Sprint(n)}
+	}
+	v := newVolume(t, filepath.Join(t.TempDir(), "certs"), payload(0))
+	sets := []*FileSet{Glob(filepath.Join(v.v.Dir, "*.pem"), nil), Dir(v.v.Dir, nil)}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, s := range sets {
+		wg.Go(func() {
+			for reads := 0; ; reads++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				files, err := s.ReadFiles()
+				if err != nil {
+					t.Errorf("read %d of %s: %v", reads, s.Stats().Path, err)
+					return
+				}
+				m := text(files)
+				if n := m["a.pem"]; len(m) != 3 || m["b.pem"] != n || m["c.pem"] != n {
+					t.Errorf("read %d of %s is cut short or mixed: %v", reads, s.Stats().Path, m)
+					return
+				}
+			}
+		})
+	}
+	for i := 1; i <= 100; i++ {
+		v.update(payload(i))
+	}
+	close(done)
+	wg.Wait()
+}
