@@ -7,9 +7,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -229,43 +229,37 @@ func TestOneCallbackPerUpdate(t *testing.T) {
 }
 
 // The watch goes on through the mount directory removed and made again,
-// and through a generation that cannot be read (a key that is a FIFO): the
-// problem is called back when asked for, and the next good update is
-// delivered.
+// and through a generation that cannot be read (a key over the size
+// limit): the problem is called back when asked for, and the next good
+// update is delivered.
 func TestTheWatchNeverDies(t *testing.T) {
 	v := newVolume(t, payload(0))
-	p := provider(t, v.Dir, file.WithErrorCallbacks())
+	p := provider(t, v.Dir, file.WithErrorCallbacks(), file.WithMaxSize(4096))
 	r := watch(t, p)
 	update(t, v, payload(1))
 	r.wait(t, 1)
 
 	// The mount made again.
-	require.NoError(t, os.RemoveAll(v.Dir))
-	v = newVolume(t, payload(2))
-	require.NoError(t, os.Rename(v.Dir, p.Stats().Path))
-	v = &kubevol.Volume{Dir: p.Stats().Path}
+	path := v.Dir
+	require.NoError(t, os.RemoveAll(path))
+	made := newVolume(t, payload(2))
+	require.NoError(t, os.Rename(made.Dir, path))
+	v = &kubevol.Volume{Dir: path}
 	r.wait(t, 2)
 	update(t, v, payload(3))
 	r.wait(t, 3)
 
-	// A generation with a key that is no regular file.
-	gen, err := v.WriteGeneration(payload(4))
-	require.NoError(t, err)
-	fifo := filepath.Join(v.Dir, gen, "database_host")
-	require.NoError(t, os.Remove(fifo))
-	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
-	require.NoError(t, v.Swap(gen))
+	// A generation that cannot be read.
+	big := payload(4)
+	big["database_host"] = strings.Repeat("x", 5000)
+	update(t, v, big)
 	require.Eventually(t, func() bool {
 		_, errs := r.snapshot()
 		return len(errs) > 0
 	}, waitFor, tick, "%v", r)
 	_, errs := r.snapshot()
-	assert.ErrorIs(t, errs[0], file.ErrNotRegularFile)
-	// kubevol's Update would read the FIFO: the next generation by hand.
-	next, err := v.WriteGeneration(payload(5))
-	require.NoError(t, err)
-	require.NoError(t, v.Swap(next))
-	require.NoError(t, v.RemoveGeneration(gen))
+	assert.ErrorIs(t, errs[0], file.ErrFileTooLarge)
+	update(t, v, payload(5))
 	r.wait(t, 5)
 	_, errs = r.snapshot()
 	assert.Len(t, errs, 1, "one problem, called back once")
@@ -345,17 +339,10 @@ func TestKeysInSubdirectoriesAndParents(t *testing.T) {
 	}
 }
 
-// Errors are upstream's texts around keepwatch's errors: a missing mount,
-// and a key that is a FIFO, refused rather than read forever.
+// Errors are upstream's texts around keepwatch's errors.
 func TestErrorsAreUpstreamsAroundKeepwatchs(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "missing")
 	_, err := k8smount.Provider(missing, ".", k8smount.Opt{}).Read()
 	assert.EqualError(t, err, "failed to open mount: open "+missing+": no such file or directory")
 	assert.ErrorIs(t, err, fs.ErrNotExist)
-
-	dir := t.TempDir()
-	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644))
-	_, err = k8smount.Provider(dir, ".", k8smount.Opt{}).Read()
-	assert.ErrorIs(t, err, file.ErrNotRegularFile)
-	assert.ErrorContains(t, err, fmt.Sprintf("failed to read configuration from mount: %q: ", dir))
 }
