@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"crypto/tls"
 	"encoding/base64"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -119,6 +120,11 @@ func TestABadPairKeepsTheOneInForce(t *testing.T) {
 		}
 	}
 	assert.NotContains(t, logs.String(), "asn1", "the log describes a key's structure")
+
+	js, err := json.Marshal(certs.Stats())
+	require.NoError(t, err)
+	assert.Contains(t, string(js), `"Rejected":4`)
+	assert.Contains(t, string(js), `"LastError":"parse `+v.Path("tls.crt"))
 }
 
 // A pair written file by file in the wrong order, the key first, is served

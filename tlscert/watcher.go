@@ -25,18 +25,6 @@ type Watcher struct {
 	stats Stats
 }
 
-// Stats is a snapshot of what a [Watcher] has done. Nothing in it is
-// derived from the key.
-type Stats struct {
-	Loaded        uint64    // pairs put in force, the first one's included
-	Rejected      uint64    // pairs refused: the one in force stayed
-	LastLoaded    time.Time // when the pair in force was put in force
-	LastError     error     // why the last refused pair was refused; nil if none was
-	LastErrorTime time.Time // when it was refused
-	NotAfter      time.Time // when the certificate in force expires
-	Files         file.Stats
-}
-
 // New reads the certificate and key in dir ("tls.crt" and "tls.key"
 // unless [WithFiles] names others), and the client CA bundle if
 // [WithClientCA] names one, as one generation; checks them; and watches
@@ -84,7 +72,8 @@ func (w *Watcher) GetClientCertificate(*tls.CertificateRequestInfo) (*tls.Certif
 
 // TLSConfig returns a server configuration: a copy of base (nil: Go's
 // defaults) that serves the certificate in force. Its Certificates and
-// GetCertificate are the watcher's.
+// GetCertificate are the watcher's, and with a client CA its ClientCAs
+// and GetConfigForClient too.
 //
 // With a client CA ([WithClientCA]) its GetConfigForClient gives each
 // handshake a copy of the returned configuration, taken then (so that what
