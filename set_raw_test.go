@@ -143,7 +143,7 @@ func TestFilesReadRawInTheCallbackAreOneGeneration(t *testing.T) {
 	v := newVolume(t, filepath.Join(t.TempDir(), "tls"), payload(0))
 	s := Dir(v.v.Dir, nil)
 	r := watchedRaw(t, s)
-	const updates = 200
+	const updates = 100
 	for i := 1; i <= updates; i++ {
 		v.update(payload(i))
 	}
