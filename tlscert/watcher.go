@@ -76,12 +76,13 @@ func (w *Watcher) GetClientCertificate(*tls.CertificateRequestInfo) (*tls.Certif
 // and GetConfigForClient too.
 //
 // With a client CA ([WithClientCA]) its GetConfigForClient gives each
-// handshake a copy of the returned configuration, taken then (so that what
-// net/http adds to it for HTTP/2 is there), with the certificate and the CA
-// bundle of one generation, and ClientAuth RequireAndVerifyClientCert
-// unless base asks for another. A session is resumed only while the
-// bundle in force verifies its client certificate (crypto/tls checks it
-// again on resumption).
+// handshake a copy of the returned configuration, made at the first
+// handshake after each change (so that what net/http adds to it for
+// HTTP/2 is there), with the certificate and the CA bundle of one
+// generation, and ClientAuth RequireAndVerifyClientCert unless base asks
+// for another. A session is resumed only while the bundle in force
+// verifies its client certificate (crypto/tls checks it again on
+// resumption).
 func (w *Watcher) TLSConfig(base *tls.Config) *tls.Config {
 	out := &tls.Config{}
 	if base != nil {
