@@ -163,7 +163,7 @@ func (w *Watcher) put(p *pair, now time.Time) {
 	w.stats.LastLoaded = now
 	w.mu.Unlock()
 	leaf := p.cert.Leaf
-	attrs := []any{slog.String("dir", w.dir), slog.String("serial", leaf.SerialNumber.Text(16)),
+	attrs := []any{slog.String("path", w.dir), slog.String("serial", leaf.SerialNumber.Text(16)),
 		slog.String("subject", leaf.Subject.String()), slog.Time("not_after", leaf.NotAfter)}
 	if expired(p, now) {
 		w.o.log().Warn("keepwatch: TLS certificate loaded, and it has expired", attrs...)
@@ -179,6 +179,6 @@ func (w *Watcher) refuse(err error, now time.Time) {
 	w.stats.LastError, w.stats.LastErrorTime = err, now
 	w.mu.Unlock()
 	w.o.log().Warn("keepwatch: TLS certificate not reloaded, the one in force stays",
-		slog.String("dir", w.dir), slog.Any("error", err),
+		slog.String("path", w.dir), slog.Any("error", err),
 		slog.String("serial", w.cur.Load().cert.Leaf.SerialNumber.Text(16)))
 }
