@@ -13,13 +13,13 @@ import (
 // Rejected are certwatcher's certwatcher_read_certificate_total, Rejected
 // its certwatcher_read_certificate_errors_total.
 type Stats struct {
-	Loaded        uint64    // pairs put in force, the first one's included
-	Rejected      uint64    // pairs refused: the one in force stayed
-	LastLoaded    time.Time // when the pair in force was put in force
-	LastError     error     // why the last refused pair was refused; nil if none was
-	LastErrorTime time.Time // when it was refused
-	NotAfter      time.Time // when the certificate in force expires
-	Files         file.Stats
+	Loaded        uint64     // pairs put in force, the first one's included
+	Rejected      uint64     // pairs refused: the one in force stayed
+	LastLoaded    time.Time  // when the pair in force was put in force
+	LastError     error      // why the last refused pair was refused; nil if none was
+	LastErrorTime time.Time  // when it was refused
+	NotAfter      time.Time  // when the certificate in force expires
+	Files         file.Stats // the watch of the files: how it watches, its problems, the kubelet generation read
 }
 
 // MarshalJSON renders the stats as JSON, with LastError as its text, so
