@@ -9,9 +9,10 @@ import (
 
 // Stats is a snapshot of what a [Watcher] has done. Nothing in it is
 // derived from the key. The counters cover the watcher's life, so they
-// suit monitoring systems that expect counters to only grow: Loaded plus
-// Rejected are certwatcher's certwatcher_read_certificate_total, Rejected
-// its certwatcher_read_certificate_errors_total.
+// suit monitoring systems that expect counters to only grow. An alert on
+// certwatcher's certwatcher_read_certificate_errors_total rising is one on
+// Rejected here; certwatcher's reads count its 10 s polls too, where
+// Loaded and Rejected count the pairs that changed.
 type Stats struct {
 	Loaded        uint64     // pairs put in force, the first one's included
 	Rejected      uint64     // pairs refused: the one in force stayed
