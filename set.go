@@ -97,7 +97,8 @@ func Glob(pattern string, parser Parser, opts ...Option) *FileSet {
 // and merged in lexical order. Names beginning with ".." are kubelet's own
 // and are left out; names beginning with one dot are keys like any other
 // (a Secret's .dockerconfigjson). A link to a directory is not followed,
-// and a link that leads nowhere is left out. In a kubelet volume the files
+// and a link that leads nowhere or out of dir is left out (checked as the
+// files are listed). In a kubelet volume the files
 // are those of the payload ..data leads to. A file appearing or
 // disappearing is a change of the set; in a plain directory, one that
 // appears in a subdirectory is seen at the next change or re-check. An

@@ -46,6 +46,9 @@
 //   - The keys of a projected volume's subdirectories are read (a key
 //     "app/log_level" is app.log.level with delim "_"). Upstream does not
 //     follow the key's link into a directory, and leaves them out.
+//   - As upstream, which reads through os.Root, it never reads a file out
+//     of the mount: a link that leads out of it is left out (upstream's
+//     read fails on it), as is a link that leads nowhere (as upstream).
 //   - Reads are bounded: a file that is not a regular file (a FIFO, a
 //     device) is an error, never a hang, and the whole mount is read up to
 //     16 MiB ([file.WithMaxSize] in Opt.FileOptions changes that).

@@ -346,3 +346,16 @@ func TestErrorsAreUpstreamsAroundKeepwatchs(t *testing.T) {
 	assert.EqualError(t, err, "failed to open mount: open "+missing+": no such file or directory")
 	assert.ErrorIs(t, err, fs.ErrNotExist)
 }
+
+// A link out of the mount is no key: a directory another container writes
+// cannot make the process read its other files.
+func TestALinkOutOfTheMountIsNoKey(t *testing.T) {
+	secret := filepath.Join(t.TempDir(), "token")
+	require.NoError(t, os.WriteFile(secret, []byte("s3cret"), 0o600))
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "log_level"), []byte("info"), 0o644))
+	require.NoError(t, os.Symlink(secret, filepath.Join(dir, "stolen")))
+	m, err := k8smount.Provider(dir, "_", k8smount.Opt{}).Read()
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{"log": map[string]any{"level": "info"}}, m)
+}

@@ -55,13 +55,19 @@ func isDir(dir string, e fs.DirEntry) bool {
 // relative to dir in lexical order: the members of a directory set, every
 // key of a mounted ConfigMap or Secret. Names beginning with ".." are
 // kubelet's own (..data, ..data_tmp, its timestamped payloads) and are left
-// out, with all below them. A link to a file is a member; a link to a
-// directory is not followed, and a link that leads nowhere is left out, so
-// that one stale entry does not fail the whole tree. A directory that
-// cannot be read is an error.
+// out, with all below them. A link to a file below dir is a member; a link
+// to a directory is not followed, and a link that leads nowhere, or out of
+// dir, is left out: one stale entry does not fail the whole tree, and a
+// directory another container writes cannot have the process read its
+// other files (as koanf's k8smount, which reads through os.Root, cannot).
+// A directory that cannot be read is an error.
 func Tree(dir string) ([]string, error) {
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil, err
+	}
 	var names []string
-	err := filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
+	err = filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -79,7 +85,7 @@ func Tree(dir string) ([]string, error) {
 		}
 		if e.Type()&fs.ModeSymlink != 0 {
 			info, err := os.Stat(path)
-			if err != nil || info.IsDir() {
+			if err != nil || info.IsDir() || !below(root, path) {
 				return nil
 			}
 		}
@@ -95,4 +101,15 @@ func Tree(dir string) ([]string, error) {
 	}
 	slices.Sort(names)
 	return names, nil
+}
+
+// below reports whether the link at path leads to a file below root, a
+// directory with no links in its path.
+func below(root, path string) bool {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return false
+	}
+	rel, err := filepath.Rel(root, real)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }

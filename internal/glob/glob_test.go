@@ -39,10 +39,14 @@ func TestTreeIsEveryFileBelowButKubeletsOwn(t *testing.T) {
 	require.NoError(t, os.Symlink("..data/k", filepath.Join(dir, "k")))
 	require.NoError(t, os.Symlink("g", filepath.Join(dir, "dirlink")))
 	require.NoError(t, os.Symlink("gone", filepath.Join(dir, "dangling")))
+	outside := filepath.Join(t.TempDir(), "secret")
+	require.NoError(t, os.WriteFile(outside, nil, 0o600))
+	require.NoError(t, os.Symlink(outside, filepath.Join(dir, "escape")))
+	require.NoError(t, os.Symlink("../b", filepath.Join(dir, "g", "up"))) // out of g, not of dir
 
 	names, err := Tree(dir)
 	require.NoError(t, err)
-	assert.Equal(t, []string{".dockerconfigjson", "a.yaml", "b", "g/h", "g/i/j", "k"}, names)
+	assert.Equal(t, []string{".dockerconfigjson", "a.yaml", "b", "g/h", "g/i/j", "g/up", "k"}, names)
 
 	_, err = Tree(filepath.Join(dir, "missing"))
 	assert.ErrorIs(t, err, os.ErrNotExist)
