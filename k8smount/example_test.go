@@ -29,7 +29,7 @@ func Example() {
 	fmt.Println(m)
 
 	changed := make(chan map[string]any, 1)
-	if err := mount.Watch(func(_ any, err error) {
+	if err := mount.Watch(func(any, error) {
 		m, err := mount.Read() // in the callback: the update it was called for
 		if err == nil {
 			changed <- m
