@@ -144,7 +144,7 @@ profile: ## CPU profile and runtime trace of keepwatch alone in one latency scen
 # Every platform koanf users develop on: the module, the commands and every
 # test file must compile (and vet clean) on each, in the library's module
 # and in those beside it that build on every platform.
-LINTED      := . live keepwatchprom cmd/demo tests/koanf tests/bench
+LINTED      := . live keepwatchprom cmd/demo tests/koanf tests/bench tests/k8smount
 PLATFORMS   := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64 freebsd/amd64 freebsd/arm64
 
 lint: $(STATICCHECK) ## go vet on every platform, gofmt and staticcheck
