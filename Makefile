@@ -9,10 +9,11 @@ STATICCHECK := $(BIN)/staticcheck
 
 SOAK        ?= 10m
 
-.PHONY: help test test-library test-live test-koanf test-majors test-fuse test-docs test-prom test-fsnotify test-wine demo bench profile lint soak fuzz fleet
+.PHONY: help test test-library test-live test-koanf test-majors test-fuse test-docs test-prom test-k8smount test-fsnotify test-wine demo bench bench-tls profile lint soak fuzz fleet
 
 # Beside the library's module, each with its go.mod: live, keepwatchprom,
-# cmd/demo, tests/koanf, tests/bench, tests/fuse, tests/docs, tests/fleet.
+# cmd/demo, tests/koanf, tests/bench, tests/fuse, tests/docs, tests/fleet,
+# tests/k8smount, tests/certwatcher.
 # The library's requires no koanf module, so that projects on koanf v1 and
 # v2 can both take it; what needs koanf (package live, the demo, the tests
 # and benchmarks against koanf's stock provider) or heavier dependencies is
@@ -24,7 +25,7 @@ help: ## list the targets
 
 test: ## vet, then run every test with the race detector (every module's, and the koanf v1 and v2 projects')
 	$(GO) vet ./...
-	@$(MAKE) --no-print-directory -j3 --output-sync=target test-library test-live test-koanf test-majors test-fuse test-docs test-prom
+	@$(MAKE) --no-print-directory -j3 --output-sync=target test-library test-live test-koanf test-majors test-fuse test-docs test-prom test-k8smount
 
 # They run three at a time: the library's tests mostly wait (on the kernel,
 # on child processes), and the other modules' builds fill the time.
@@ -58,6 +59,10 @@ test-prom:
 
 fleet: ## three replicas, a real Prometheus (Debian's) and keepwatch's alerts: replicas disagree, then converge (about a minute)
 	cd tests/fleet && $(GO) run .
+
+# koanf's own k8smount tests, against the drop-in.
+test-k8smount:
+	cd tests/k8smount && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 test-fsnotify: ## the root package's tests through fsnotify's backend, as on macOS, BSD and Windows
 	$(GO) test -race -count=1 . -args -backend=fsnotify
@@ -115,6 +120,13 @@ bench: ## benchmarks against koanf's stock provider: a table (medians of BENCHCO
 	@$(GO) run ./cmd/benchtable < bench.out
 	@if [ -s $(SAMPLES) ]; then $(GO) run ./cmd/benchplot -in $(SAMPLES) -out docs/bench-latency.svg -note '$(BENCHNOTE)' && echo "wrote docs/bench-latency.svg"; fi
 
+BENCHTLS_FLAGS ?=
+
+# A module of its own (tests/certwatcher), so that controller-runtime never
+# enters the library's graph. Its first build takes minutes (client-go).
+bench-tls: ## tlscert and controller-runtime's certwatcher through the same Secret rotations while clients handshake (BENCHTLS_FLAGS="-rotations 10 -idle 5s" for a short run)
+	cd tests/certwatcher && $(GO) run . $(BENCHTLS_FLAGS)
+
 SCENARIO    ?= kubelet
 PROFILETIME ?= 5000x
 
@@ -132,7 +144,7 @@ profile: ## CPU profile and runtime trace of keepwatch alone in one latency scen
 # Every platform koanf users develop on: the module, the commands and every
 # test file must compile (and vet clean) on each, in the library's module
 # and in those beside it that build on every platform.
-LINTED      := . live keepwatchprom cmd/demo tests/koanf tests/bench
+LINTED      := . live keepwatchprom cmd/demo tests/koanf tests/bench tests/k8smount
 PLATFORMS   := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64 freebsd/amd64 freebsd/arm64
 
 lint: $(STATICCHECK) ## go vet on every platform, gofmt and staticcheck

@@ -37,8 +37,11 @@
 //	k := cfg.Koanf() // in each request: the config in force, whole
 //
 // Several files read as one config, the keys of one ConfigMap or a conf.d
-// directory, are a [FileSet] ([Set], [Glob]): one callback per change of
-// the set, and in a kubelet volume never two generations in one read.
+// directory, are a [FileSet] ([Set], [Glob], [Dir]): one callback per
+// change of the set, and in a kubelet volume never two generations in one
+// read. [FileSet.ReadFiles] reads them unparsed: certificates, keys,
+// tokens. Package tlscert serves a TLS certificate from a Secret mount on
+// it, and package k8smount is a drop-in for koanf's k8smount provider.
 //
 // # What fires the callback
 //

@@ -1,6 +1,7 @@
 package file
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/fsnotify/fsnotify"
@@ -17,11 +19,14 @@ import (
 )
 
 // FileSet is a koanf provider for several files of one directory read as
-// one config: named files (several keys of one ConfigMap or Secret), or
-// those a glob matches (a conf.d directory). Create it with [Set] or
-// [Glob]. Load it with a nil parser, k.Load(set, nil): koanf then calls
+// one config: named files (several keys of one ConfigMap or Secret), those
+// a glob matches (a conf.d directory), or every file below a directory (a
+// whole mounted ConfigMap or Secret). Create it with [Set], [Glob] or
+// [Dir]. Load it with a nil parser, k.Load(set, nil): koanf then calls
 // Read, which parses each file with the set's parser and merges them in
-// order, later files over earlier ones.
+// order, later files over earlier ones. Files that are not configs (PEM
+// files, tokens) are read as they are with [FileSet.ReadFiles], which
+// needs no parser.
 //
 // It is watched as one: the callback fires once per change of the set,
 // never once per file, with everything a [File] promises: it never stops,
@@ -86,6 +91,22 @@ func Glob(pattern string, parser Parser, opts ...Option) *FileSet {
 	return newSet(filepath.Clean(pattern), &setSubject{abs: absPath(dir), pattern: base}, parser, opts)
 }
 
+// Dir returns a provider for every file below dir, in its subdirectories
+// too: every key of a ConfigMap or Secret mounted there, whatever keys it
+// has. Names are paths relative to dir ("tls.crt", "conf/app.yaml"), read
+// and merged in lexical order. Names beginning with ".." are kubelet's own
+// and are left out; names beginning with one dot are keys like any other
+// (a Secret's .dockerconfigjson). A link to a directory is not followed,
+// and a link that leads nowhere or out of dir is left out (checked as the
+// files are listed). In a kubelet volume the files
+// are those of the payload ..data leads to. A file appearing or
+// disappearing is a change of the set; in a plain directory, one that
+// appears in a subdirectory is seen at the next change or re-check. An
+// empty directory is an empty set. It does no I/O.
+func Dir(dir string, parser Parser, opts ...Option) *FileSet {
+	return newSet(filepath.Clean(dir), &setSubject{abs: absPath(dir), tree: true}, parser, opts)
+}
+
 func newSet(path string, subj *setSubject, parser Parser, opts []Option) *FileSet {
 	s := &FileSet{subj: subj, parser: parser}
 	subj.path = path
@@ -116,6 +137,24 @@ func (s *FileSet) Read() (map[string]any, error) {
 			return nil, &fs.PathError{Op: "parse", Path: filepath.Join(s.subj.dirName(), m.name), Err: err}
 		}
 		merge(mp, out)
+	}
+	return out, nil
+}
+
+// ReadFiles reads the set's files as they are, unparsed: each file's
+// content by its name in the set (for [Dir], its path below the
+// directory). It is how a set of PEM files, tokens or keys is read: all of
+// one generation, as Read reads them, and, while a watch callback runs,
+// what the callback was fired for, without reading the files again. It
+// needs no parser. The slices are the caller's own.
+func (s *FileSet) ReadFiles() (map[string][]byte, error) {
+	r := s.read()
+	if r.err != nil {
+		return nil, r.err
+	}
+	out := make(map[string][]byte, len(r.c.files))
+	for _, m := range r.c.files {
+		out[m.name] = bytes.Clone(m.data)
 	}
 	return out, nil
 }
@@ -183,8 +222,9 @@ var (
 type setSubject struct {
 	path    string   // the directory or glob as given, cleaned: names the set
 	abs     string   // the directory, absolute, not cleaned
-	names   []string // the files, in merge order; nil for a glob
+	names   []string // the files, in merge order; nil for a glob or a tree
 	pattern string   // the glob the files' names match; "" for named files
+	tree    bool     // every file below the directory (Dir)
 	maxSize int64    // for all the files together
 }
 
@@ -197,6 +237,9 @@ func (s *setSubject) dirName() string {
 }
 
 func (s *setSubject) matches(name string) bool {
+	if s.tree {
+		return !strings.HasPrefix(name, "..")
+	}
 	return glob.Match(s.pattern, name)
 }
 
@@ -240,8 +283,20 @@ func (s *setSubject) locate(c *chain.Chain) (place, error) {
 }
 
 // members lists the set's files at p: the named ones, or those the glob
-// matches, in lexical order.
+// matches or the tree holds, in lexical order.
 func (s *setSubject) members(p place) ([]string, error) {
+	if s.tree {
+		names, err := glob.Tree(p.base)
+		if err != nil {
+			// Named as the set's directory is, down to where it failed.
+			rel, rerr := filepath.Rel(p.base, pathOfError(err))
+			if rerr != nil {
+				rel = "."
+			}
+			return nil, renamePath(err, filepath.Join(s.dirName(), rel))
+		}
+		return names, nil
+	}
 	if s.pattern == "" {
 		return s.names, nil
 	}
@@ -276,7 +331,7 @@ func (s *setSubject) resolve(before func(string), _ *sight, _ func(string) bool)
 		v.swap = filepath.Join(p.dir, dataLink)
 		note(p.base)
 		v.dirs = appendNew(v.dirs, p.base)
-	} else if s.pattern != "" {
+	} else if s.pattern != "" || s.tree {
 		note(p.dir + string(filepath.Separator)) // every entry: files come and go
 		v.entries, v.match = p.dir, s.matches
 	}
@@ -332,8 +387,18 @@ func (s *setSubject) read(why Reason, _ *sight) reading {
 	if p.gen == "" {
 		return s.readAt(p, why)
 	}
-	return readGeneration(filepath.Join(p.dir, dataLink), p.gen, func(gen string) reading {
-		return s.readAt(place{dir: p.dir, gen: gen, base: filepath.Join(p.dir, gen)}, why)
+	link := filepath.Join(p.dir, dataLink)
+	return readGeneration(link, p.gen, func(gen string) reading {
+		r := s.readAt(place{dir: p.dir, gen: gen, base: filepath.Join(p.dir, gen)}, why)
+		if s.names == nil && r.err == nil && kubeletGeneration(link) != gen {
+			// A set that lists its files (a glob, a tree) finds none
+			// missing when kubelet removes the payload under its listing:
+			// it lists fewer. Only a payload ..data still names after the
+			// read was whole throughout it, since kubelet removes one only
+			// once ..data names another, and never names it again.
+			return reading{why: why, err: &fs.PathError{Op: "read", Path: s.dirName(), Err: fs.ErrNotExist}}
+		}
+		return r
 	})
 }
 
@@ -399,4 +464,13 @@ func (s *setSubject) stat() signature {
 		sig = signOf(sig, n, info)
 	}
 	return sig
+}
+
+// pathOfError is the path an *fs.PathError names, "" for another error.
+func pathOfError(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Path
+	}
+	return ""
 }

@@ -57,7 +57,10 @@ type Value[T any] struct {
 	Name string
 
 	// Load builds the config into k, a fresh instance each time, as
-	// [Config.Load]. It is required.
+	// [Config.Load]. It is required, unless Build reads its input itself:
+	// the raw files of a set, with [file.FileSet.ReadFiles] (certificates,
+	// keys, tokens), are none of koanf's. The koanf instance is empty then,
+	// and so is what Stats.Identity is made of.
 	Load func(k *koanf.Koanf) error
 
 	// Watch lists what to reload on, as [Config.Watch].
@@ -121,14 +124,16 @@ func (v *Value[T]) Start() error { return v.e.start(v.spec()) }
 func (v *Value[T]) StartWait(ctx context.Context) error { return v.e.startWait(ctx, v.spec()) }
 
 func (v *Value[T]) spec() spec[T] {
-	build := v.Build
+	build, load := v.Build, v.Load
 	if build == nil {
 		build = unmarshal[T](v.Tag)
+	} else if load == nil {
+		load = func(*koanf.Koanf) error { return nil } // Build reads its own input
 	}
 	return spec[T]{
 		name:     v.Name,
 		kind:     fmt.Sprintf("live.Value[%T]", *new(T)),
-		load:     v.Load,
+		load:     load,
 		build:    build,
 		validate: v.Validate,
 		watch:    v.Watch,

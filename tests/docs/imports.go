@@ -8,9 +8,11 @@ package main
 // import a package of another module, add it here and run go mod tidy.
 import (
 	_ "github.com/keepwatch/file"
+	_ "github.com/keepwatch/file/k8smount"
 	_ "github.com/keepwatch/file/keepwatchprom"
 	_ "github.com/keepwatch/file/kubevol"
 	_ "github.com/keepwatch/file/live"
+	_ "github.com/keepwatch/file/tlscert"
 	_ "github.com/knadh/koanf/parsers/json"
 	_ "github.com/knadh/koanf/parsers/yaml"
 	_ "github.com/knadh/koanf/providers/confmap"
