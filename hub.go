@@ -47,7 +47,7 @@ type hub struct {
 	mu      sync.Mutex
 	cur     *instance                         // nil until needed, and after a fault
 	watches map[int]*kwatch                   // backend id → its paths and their users
-	names   map[string]map[*subscription]bool // path → subscriptions wanting its events
+	names   map[string]*wanted // path → the subscriptions wanting its events
 	key     []byte                            // dispatch's buffer for the names an event is looked up by
 }
 
@@ -89,7 +89,7 @@ func (h *hub) subscribe() (notifier, error) {
 		in.b = b
 		h.cur = in
 		h.watches = make(map[int]*kwatch)
-		h.names = make(map[string]map[*subscription]bool)
+		h.names = make(map[string]*wanted)
 	}
 	s := &subscription{
 		h:      h,
@@ -150,20 +150,25 @@ func (h *hub) entryEventLocked(path, name string, users map[*subscription]bool, 
 	every := h.names[string(h.key)] // those that want every entry of path
 	h.key = appendJoin(h.key[:0], path, name)
 	exact := h.names[string(h.key)]
-	if len(exact) == 0 && len(every) == 0 {
+	if exact == nil && every == nil {
 		return
 	}
-	full := string(h.key)
-	for s := range exact {
+	var full string
+	if exact != nil {
+		full = exact.path // the wanted name's own string: none to make
+	} else {
+		full = string(h.key)
+	}
+	exact.each(func(s *subscription) {
 		if users[s] {
 			s.deliverLocked(event{name: full, op: o})
 		}
-	}
-	for s := range every {
+	})
+	every.each(func(s *subscription) {
 		if users[s] && !s.want[full] {
 			s.deliverLocked(event{name: full, op: o})
 		}
-	}
+	})
 }
 
 // appendJoin appends filepath.Join(dir, name) to dst. For a clean dir and
@@ -285,9 +290,7 @@ func (h *hub) releaseLocked(s *subscription, path string, id int) {
 
 // unwantLocked drops s's wish for path's events.
 func (h *hub) unwantLocked(s *subscription, path string) {
-	subs := h.names[path]
-	delete(subs, s)
-	if len(subs) == 0 {
+	if w := h.names[path]; w != nil && w.drop(s) {
 		delete(h.names, path)
 	}
 }
@@ -380,10 +383,12 @@ func (s *subscription) Want(path string) {
 		return
 	}
 	s.want[path] = true
-	if h.names[path] == nil {
-		h.names[path] = make(map[*subscription]bool)
+	w := h.names[path]
+	if w == nil {
+		w = &wanted{path: path}
+		h.names[path] = w
 	}
-	h.names[path][s] = true
+	w.add(s)
 }
 
 // Forget drops the wanted paths not in keep.
@@ -450,5 +455,55 @@ func (s *subscription) deliverLocked(ev event) {
 		s.lost = true
 		s.last = event{op: opRescan}
 		s.events <- s.last // fits: the last slot is kept for it
+	}
+}
+
+// wanted is the subscriptions that want the events of one path, and the
+// path's string, which events handed to them are named by: most paths are
+// wanted by one subscription, and a kubelet update wants two new ones, so
+// one is kept without a map, and the name made once.
+type wanted struct {
+	path string
+	one  *subscription
+	more map[*subscription]bool // the others, if any
+}
+
+func (w *wanted) add(s *subscription) {
+	switch {
+	case w.one == nil || w.one == s:
+		w.one = s
+	default:
+		if w.more == nil {
+			w.more = make(map[*subscription]bool)
+		}
+		w.more[s] = true
+	}
+}
+
+// drop removes s, and reports whether no subscription is left.
+func (w *wanted) drop(s *subscription) bool {
+	if w.one == s {
+		w.one = nil
+		for o := range w.more {
+			w.one = o
+			delete(w.more, o)
+			break
+		}
+	} else {
+		delete(w.more, s)
+	}
+	return w.one == nil
+}
+
+// each calls fn with each subscription, if w is not nil.
+func (w *wanted) each(fn func(*subscription)) {
+	if w == nil {
+		return
+	}
+	if w.one != nil {
+		fn(w.one)
+	}
+	for s := range w.more {
+		fn(s)
 	}
 }

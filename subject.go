@@ -104,9 +104,21 @@ func (v *sight) inPayload() (string, bool) {
 	if v.swap == "" || len(v.files) != 1 || !isPayload(v.gen) {
 		return "", false
 	}
-	payload := filepath.Join(filepath.Dir(v.swap), v.gen) + string(filepath.Separator)
-	rel, ok := strings.CutPrefix(v.files[0], payload)
-	return rel, ok && rel != ""
+	// files[0] is vol/gen/rel, all of it symlink-free and clean: cut, not
+	// joined, on the way to the callback.
+	const sep = string(filepath.Separator)
+	dir := filepath.Dir(v.swap)
+	rest, ok := strings.CutPrefix(v.files[0], dir)
+	if ok && !strings.HasSuffix(dir, sep) { // a root ends in one already
+		rest, ok = strings.CutPrefix(rest, sep)
+	}
+	if ok {
+		rest, ok = strings.CutPrefix(rest, v.gen)
+	}
+	if ok {
+		rest, ok = strings.CutPrefix(rest, sep)
+	}
+	return rest, ok && rest != ""
 }
 
 // want lists what the notifier is asked for: every name, and the entries
@@ -154,7 +166,7 @@ type fileSubject struct {
 func (f *fileSubject) resolve(before func(string), prev *sight, changed func(string) bool) sight {
 	var c chain.Chain
 	if prev != nil && prev.one && changed != nil {
-		c = chain.Resume(f.abs, &prev.chain, changed, before)
+		c = chain.ResumeReusing(f.abs, &prev.chain, changed, before)
 	} else {
 		c = chain.Resolve(f.abs, before)
 	}
@@ -162,6 +174,10 @@ func (f *fileSubject) resolve(before func(string), prev *sight, changed func(str
 	switch {
 	case prev != nil && len(prev.files) == 1 && prev.files[0] == c.Real:
 		v.files = prev.files // the same file's name: no slice to make on every write
+	case c.Real != "" && prev != nil && changed != nil && cap(prev.files) > 0:
+		// A resumed resolution takes over the last one's storage (see
+		// chain.ResumeReusing): its slice of one name too.
+		v.files = append(prev.files[:0], c.Real)
 	case c.Real != "":
 		v.files = []string{c.Real}
 	}
@@ -194,7 +210,11 @@ func (f *fileSubject) read(why Reason, via *sight) reading {
 	}
 	vol := filepath.Dir(via.swap)
 	return readGeneration(via.swap, via.gen, func(gen string) reading {
-		r := f.readAt(filepath.Join(vol, gen, rel), why)
+		path := via.files[0] // vol/gen/rel, the resolution's own
+		if gen != via.gen {
+			path = filepath.Join(vol, gen, rel)
+		}
+		r := f.readAt(path, why)
 		if r.err == nil {
 			r.c.gen, r.c.vol = gen, vol
 			if gen == via.gen {

@@ -47,6 +47,8 @@ type Chain struct {
 	Err      error           // why resolution failed, if it did
 
 	steps []step // every name looked up, in order: see Resume
+
+	linkBuf []byte // readlink's buffer, kept from one lookup to the next
 }
 
 // Resolve resolves the absolute path abs. It calls before, if not nil,
@@ -56,7 +58,7 @@ type Chain struct {
 func Resolve(abs string, before func(path string)) Chain {
 	c := Chain{Names: make(map[string]bool)}
 	cur, rest := root(abs)
-	c.walk(abs, cur, rest, before)
+	c.walk(abs, cur, rest, before, nil)
 	return c
 }
 
@@ -70,6 +72,19 @@ func Resolve(abs string, before func(path string)) Chain {
 // returns prev as it is but for RealInfo, sharing its maps and slices:
 // neither is to be changed.
 func Resume(abs string, prev *Chain, changed func(path string) bool, before func(path string)) Chain {
+	return resume(abs, prev, changed, before, false)
+}
+
+// ResumeReusing is Resume, but builds the new resolution in prev's maps
+// and slices, where Resume makes new ones: prev, and any Chain sharing
+// them, is not to be used once it returns. It is for a watcher that keeps
+// only the newest resolution of its path: a kubelet update then costs no
+// copy of what did not change.
+func ResumeReusing(abs string, prev *Chain, changed func(path string) bool, before func(path string)) Chain {
+	return resume(abs, prev, changed, before, true)
+}
+
+func resume(abs string, prev *Chain, changed func(path string) bool, before func(path string), reuse bool) Chain {
 	k := slices.IndexFunc(prev.steps, func(st step) bool { return changed(st.path) })
 	if k < 0 {
 		if prev.Err == nil {
@@ -84,17 +99,34 @@ func Resume(abs string, prev *Chain, changed func(path string) bool, before func
 		return c
 	}
 	st := prev.steps[k]
-	c := Chain{
-		Names:    make(map[string]bool, len(prev.Names)),
-		Dirs:     slices.Clone(prev.Dirs[:st.dirs]),
-		Searched: slices.Clone(prev.Searched[:st.searched]),
-		Hops:     slices.Clone(prev.Hops[:st.hops]),
-		steps:    slices.Clone(prev.steps[:k]),
+	// The names looked up from k on, whose strings the new walk takes
+	// where it looks the same names up again (a kubelet update's ..data),
+	// kept aside before prev's steps are written over.
+	var seen [8]string
+	again := seen[:0]
+	for _, later := range prev.steps[k:min(len(prev.steps), k+len(seen))] {
+		again = append(again, later.path)
+	}
+	var c Chain
+	if reuse {
+		c = Chain{Names: prev.Names, Dirs: prev.Dirs[:st.dirs], Searched: prev.Searched[:st.searched],
+			Hops: prev.Hops[:st.hops], steps: prev.steps[:k], linkBuf: prev.linkBuf}
+		for _, later := range prev.steps[k:] {
+			delete(c.Names, later.path)
+		}
+	} else {
+		c = Chain{
+			Names:    make(map[string]bool, len(prev.Names)),
+			Dirs:     slices.Clone(prev.Dirs[:st.dirs]),
+			Searched: slices.Clone(prev.Searched[:st.searched]),
+			Hops:     slices.Clone(prev.Hops[:st.hops]),
+			steps:    slices.Clone(prev.steps[:k]),
+		}
 	}
 	for _, before := range c.steps {
-		c.Names[before.path] = true
+		c.Names[before.path] = true // again, for a name a later step deleted too
 	}
-	c.walk(abs, st.cur, st.rest, before)
+	c.walk(abs, st.cur, st.rest, before, again)
 	return c
 }
 
@@ -132,7 +164,10 @@ type step struct {
 }
 
 // walk looks up rest, one name at a time, from cur.
-func (c *Chain) walk(abs, cur string, rest []string, before func(path string)) {
+//
+// again lists paths an earlier walk looked up, whose strings a name joined
+// to its directory takes rather than make its own when they are the same.
+func (c *Chain) walk(abs, cur string, rest []string, before func(path string), again []string) {
 	for len(rest) > 0 {
 		name := rest[0]
 		if name == ".." {
@@ -140,7 +175,7 @@ func (c *Chain) walk(abs, cur string, rest []string, before func(path string)) {
 			rest = rest[1:]
 			continue
 		}
-		next := filepath.Join(cur, name)
+		next := join(cur, name, again)
 		c.steps = append(c.steps, step{path: next, cur: cur, rest: rest, dirs: len(c.Dirs), searched: len(c.Searched), hops: len(c.Hops)})
 		rest = rest[1:]
 		c.Names[next] = true
@@ -150,15 +185,27 @@ func (c *Chain) walk(abs, cur string, rest []string, before func(path string)) {
 		if before != nil {
 			before(next)
 		}
-		info, err := os.Lstat(next)
+		// Only the file the path leads to is kept as a FileInfo; a name
+		// on the way needs its kind alone, and a symlink when it was made.
+		var info fs.FileInfo
+		var mode fs.FileMode
+		var mtime time.Time
+		var err error
+		if len(rest) == 0 {
+			if info, err = os.Lstat(next); err == nil {
+				mode, mtime = info.Mode(), info.ModTime()
+			}
+		} else {
+			mode, mtime, err = lstatWay(next)
+		}
 		if err != nil {
 			c.fail(cur, err)
 			return
 		}
 		switch {
-		case info.Mode()&fs.ModeSymlink != 0:
+		case mode&fs.ModeSymlink != 0:
 			c.addDir(cur)
-			target, err := os.Readlink(next)
+			target, err := readlink(next, &c.linkBuf)
 			if err == nil && len(c.Hops) == maxSymlinks {
 				err = &fs.PathError{Op: "resolve", Path: abs, Err: syscall.ELOOP}
 			}
@@ -166,13 +213,18 @@ func (c *Chain) walk(abs, cur string, rest []string, before func(path string)) {
 				c.fail(cur, err)
 				return
 			}
-			c.Hops = append(c.Hops, Hop{Link: next, Target: target, ModTime: info.ModTime()})
+			c.Hops = append(c.Hops, Hop{Link: next, Target: target, ModTime: mtime})
 			var names []string
 			switch {
 			case filepath.IsAbs(target):
 				cur, names = root(target)
 			case target != "" && os.IsPathSeparator(target[0]): // Windows: rooted on the link's volume
 				cur, names = filepath.VolumeName(cur)+string(filepath.Separator), split(target)
+			case oneName(target):
+				// A name beside the link, as ..data's target: one slice
+				// for it and the names left, and no split.
+				rest = append(append(make([]string, 0, 1+len(rest)), target), rest...)
+				continue
 			default:
 				names = split(target)
 			}
@@ -180,7 +232,7 @@ func (c *Chain) walk(abs, cur string, rest []string, before func(path string)) {
 		case len(rest) == 0:
 			c.addDir(cur)
 			c.Real, c.RealInfo = next, info
-		case !info.IsDir():
+		case !mode.IsDir():
 			c.fail(cur, &fs.PathError{Op: "resolve", Path: next, Err: syscall.ENOTDIR})
 			return
 		default:
@@ -221,6 +273,27 @@ func (c *Chain) addDir(dir string) {
 func (c *Chain) fail(dir string, err error) {
 	c.addDir(dir)
 	c.Err = err
+}
+
+// join is filepath.Join(dir, name) for a clean dir and a name of one
+// element, as a walk has them, taking the string of again that is the
+// same, if one is, rather than make one.
+func join(dir, name string, again []string) string {
+	for _, p := range again {
+		if rest, ok := strings.CutPrefix(p, dir); ok && strings.HasSuffix(rest, name) &&
+			(len(rest) == len(name)+1 && os.IsPathSeparator(rest[0]) ||
+				len(rest) == len(name) && dir != "" && os.IsPathSeparator(dir[len(dir)-1])) {
+			return p
+		}
+	}
+	return filepath.Join(dir, name)
+}
+
+// oneName reports whether a symlink's target is one name, to be looked up
+// beside the link: no separator, and not "." or "..".
+func oneName(target string) bool {
+	return target != "" && target != "." && target != ".." &&
+		!strings.ContainsFunc(target, func(r rune) bool { return r < utf8.RuneSelf && os.IsPathSeparator(uint8(r)) })
 }
 
 // root splits an absolute path into the directory its lookup starts from,

@@ -149,14 +149,17 @@ func FuzzResume(f *testing.F) {
 		fuzzApply(root, program, fuzzChanges, nil)
 		q := root + "/" + fuzzQueries[len(program)%len(fuzzQueries)]
 		prev := Resolve(q, nil)
+		taken := Resolve(q, nil) // the same, for ResumeReusing to consume
 		touched := map[string]bool{}
 		fuzzApply(root, changes, fuzzChanges, touched)
 
-		got := Resume(q, &prev, func(p string) bool { return touched[p] }, nil)
+		changed := func(p string) bool { return touched[p] }
 		want := Resolve(q, nil)
-		sameInfo := (got.RealInfo == nil) == (want.RealInfo == nil) && (got.RealInfo == nil || os.SameFile(got.RealInfo, want.RealInfo))
-		if got.Real != want.Real || (got.Err == nil) != (want.Err == nil) || !got.Same(&want) || !slices.Equal(got.Hops, want.Hops) || !sameInfo {
-			t.Fatalf("%s after %v: resumed %+v, resolved %+v", q, touched, got, want)
+		for _, got := range []Chain{Resume(q, &prev, changed, nil), ResumeReusing(q, &taken, changed, nil)} {
+			sameInfo := (got.RealInfo == nil) == (want.RealInfo == nil) && (got.RealInfo == nil || os.SameFile(got.RealInfo, want.RealInfo))
+			if got.Real != want.Real || (got.Err == nil) != (want.Err == nil) || !got.Same(&want) || !slices.Equal(got.Hops, want.Hops) || !sameInfo {
+				t.Fatalf("%s after %v: resumed %+v, resolved %+v", q, touched, got, want)
+			}
 		}
 	})
 }
