@@ -45,10 +45,10 @@ type hub struct {
 	newBackend func(handler) (backend, error)
 
 	mu      sync.Mutex
-	cur     *instance                         // nil until needed, and after a fault
-	watches map[int]*kwatch                   // backend id → its paths and their users
+	cur     *instance          // nil until needed, and after a fault
+	watches map[int]*kwatch    // backend id → its paths and their users
 	names   map[string]*wanted // path → the subscriptions wanting its events
-	key     []byte                            // dispatch's buffer for the names an event is looked up by
+	key     []byte             // dispatch's buffer for the names an event is looked up by
 }
 
 // kwatch is one watch of the backend: the paths it is known by, and the
