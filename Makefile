@@ -28,9 +28,11 @@ test: ## vet, then run every test with the race detector (every module's, and th
 	@$(MAKE) --no-print-directory -j3 --output-sync=target test-library test-live test-koanf test-majors test-fuse test-docs test-prom test-k8smount
 
 # They run three at a time: the library's tests mostly wait (on the kernel,
-# on child processes), and the other modules' builds fill the time.
+# on child processes), and the other modules' builds fill the time. The
+# parallel tests of the library wait on the kernel's real time, a second
+# and more some of them: eight at a time, not GOMAXPROCS (two here).
 test-library:
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -parallel 8 ./...
 
 test-live:
 	cd live && $(GO) vet ./... && $(GO) test -race -count=1 ./...
@@ -65,7 +67,7 @@ test-k8smount:
 	cd tests/k8smount && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 test-fsnotify: ## the root package's tests through fsnotify's backend, as on macOS, BSD and Windows
-	$(GO) test -race -count=1 . -args -backend=fsnotify
+	$(GO) test -race -count=1 -parallel 8 . -args -backend=fsnotify
 
 WINEPREFIX  ?= $(CURDIR)/bin/wine
 

@@ -38,7 +38,7 @@ var (
 	convSeed     = flag.Uint64("convergence.seed", 0, "seed of the first sequence (0: the fixed sample, or random when soaking)")
 	convSeqs     = flag.Int("convergence.seqs", 40, "sequences to run")
 	convDuration = flag.Duration("convergence.soak", 0, "run sequences for this long instead (soak)")
-	convParallel = flag.Int("convergence.parallel", 4, "sequences run at once")
+	convParallel = flag.Int("convergence.parallel", 8, "sequences run at once (they mostly sleep)")
 	convTail     = flag.String("convergence.tail", "", "operations every sequence ends with, by name, comma-separated")
 	convWithin   = flag.Duration("convergence.within", 5*time.Second, "how soon the last update must be delivered")
 )
