@@ -266,3 +266,42 @@ func BenchmarkInotifyBatch(b *testing.B) {
 		<-n.Events()
 	}
 }
+
+// A burst of writes to a file that a session watches by itself and through
+// its directory, as every session on Linux does: the kernel tells each
+// write twice, on the directory's watch and then on the file's own, so the
+// copies alternate and neither is ever the one queued last. The burst is
+// merged still, a pair at a time, so that it fills no session's queue and
+// the writer's close after it is not lost with a rescan: the close on the
+// file's own watch (a wait's witness) and on its directory's.
+func TestABurstOfWritesToAFileWatchedTwiceIsMergedWhileQueued(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.yaml")
+	write(t, path, "v: 0\n")
+	h := privateHub(t)
+	n, err := h.subscribe()
+	require.NoError(t, err)
+	defer n.Close()
+	require.NoError(t, added(n.Add(dir)))
+	own, err := n.Add(path)
+	require.NoError(t, err)
+	n.Want(path)
+
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	for i := range 100 { // echo of 100 lines into >>: a write each
+		_, err := fmt.Fprintf(f, "key%d: v\n", i)
+		require.NoError(t, err)
+	}
+	require.NoError(t, f.Close())
+	n.Sync()
+
+	var got []event
+	for len(n.Events()) > 0 {
+		got = append(got, <-n.Events())
+	}
+	assert.NotContains(t, got, event{op: opRescan}, "the burst overflowed the queue")
+	assert.Contains(t, got, event{name: path, op: opClose, watch: own}, "the close on the file's own watch")
+	assert.Contains(t, got, event{name: path, op: opClose}, "the close on its directory's")
+	assert.LessOrEqual(t, len(got), 4, "a write and a close, each told twice: %v", got)
+}
