@@ -1,6 +1,7 @@
 package file
 
 import (
+	"io/fs"
 	"slices"
 	"time"
 )
@@ -158,7 +159,7 @@ func (j *judge) written(name string, f facts, now time.Time) {
 		return
 	}
 	if j.writer.file == nil || j.writer.restat || !j.wait.blocksReads() {
-		j.writer.begin(f.stat(name), name, j.caps.files, f)
+		j.beginWait(f.stat(name), name, f)
 	}
 	j.writer.writes++
 	j.wait.written(ReasonWrite, j.caps.closes, now)
@@ -181,13 +182,26 @@ func (j *judge) made(name string, f facts, now time.Time) {
 		j.wait.swapSeen()
 		j.due.look = true
 	case info.Size() == 0 && j.caps.closes:
-		j.writer.begin(info, name, j.caps.files, f)
+		j.beginWait(info, name, f)
 		j.writer.writes++
 		j.wait.emptyWhileOpen(ReasonWrite, now)
 	default:
-		j.writer.begin(info, name, j.caps.files, f)
+		j.beginWait(info, name, f)
 		j.writer.writes++
 		j.wait.written(ReasonWrite, j.caps.closes, now)
+	}
+}
+
+// beginWait notes the file a wait for writers begins for (info; nil if
+// not known), found at path, with the file's own watch as the wait's
+// witness (writerWait.begin), unless an event taken in this batch said
+// that watch went: the session forgets it once the batch is judged, and
+// nothing comes on it after that, so it is asked for the file's own watch
+// anew (see awaited).
+func (j *judge) beginWait(info fs.FileInfo, path string, f facts) {
+	j.writer.begin(info, path, j.caps.files, f)
+	if j.writer.watch != 0 && slices.Contains(j.drop, path) {
+		j.writer.watch = 0
 	}
 }
 

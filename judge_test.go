@@ -277,3 +277,23 @@ func TestTheAwaitedFilesOwnWatchWitnessesItsEnd(t *testing.T) {
 		assert.False(t, j.writer.gone)
 	})
 }
+
+// A wait begun, among the events queued at a read, for a file at a path
+// whose watch an earlier one of them said went (the file moved away and
+// back, say) does not take that watch as its witness: the session forgets
+// it once the events are judged, and no event comes on it after that. The
+// session is asked for the file's own watch anew.
+func TestAWaitDoesNotTakeAWatchDroppedInItsBatchAsItsWitness(t *testing.T) {
+	j, f := testJudge(linux)
+	r := reading{why: ReasonEvent, c: content{data: []byte("v1\n"), info: fakeFile{ino: 10, size: 3}, sig: 7}}
+	queued := []event{
+		{name: path, op: opRemove}, // IN_MOVED_FROM on its directory: its watch goes
+		{name: path, op: opCreate}, // IN_MOVED_TO: back
+		{name: path, op: opWrite},  // and written in place
+	}
+	require.Equal(t, verdictHold, j.laterWriter(&r, queued, nil, f, f, t0.Add(time.Second), nil))
+	require.Equal(t, []string{path}, j.drop, "the session is to forget the path's watch")
+	require.True(t, j.wait.blocksReads(), "the write is awaited")
+	assert.Empty(t, j.witnessKept(), "not with the watch the session forgets as its witness")
+	assert.Equal(t, path, j.awaited(), "the session is asked for the file's own watch anew")
+}
