@@ -946,6 +946,40 @@ func TestAWaitHoldsForItsFile(t *testing.T) {
 	}
 }
 
+// The file a wait holds for, still watched by itself as the wait's witness
+// once the path leads to it under another name, is no directory: Stats'
+// WatchedDirs does not list it.
+func TestTheWitnessOfAWaitIsNoWatchedDirectory(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		file, path := filepath.Join(dir, "a.yaml"), filepath.Join(dir, "config.yaml")
+		write(t, file, "v1\n")
+		require.NoError(t, os.Symlink("a.yaml", path))
+		fs := &fakes{caps: linuxCaps}
+		f := Provider(path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet),
+			WithLogger(testLogger(t)), WithErrorCallbacks())
+		r := newRecorder(f)
+		require.NoError(t, f.Watch(r.cb))
+		defer shutdown(t, f)
+		synctest.Wait()
+		n := fs.last()
+
+		write(t, file, "v2: half")
+		stamp(t, file)
+		send(n, file, opWrite)
+		synctest.Wait()
+		tmp := filepath.Join(dir, "tmp")
+		require.NoError(t, os.Link(file, tmp))
+		require.NoError(t, os.Rename(tmp, path)) // config.yaml: a.yaml, under its own name
+		send(n, path, opCreate)
+		synctest.Wait()
+		require.Contains(t, n.watched(), file, "the wait's witness is kept")
+		assert.NotContains(t, f.Stats().WatchedDirs, file)
+		assert.NotContains(t, f.Stats().WatchedDirs, path)
+		deliveredOnceFinished(t, r, n, path)
+	})
+}
+
 // waitWorld is where TestAWaitHoldsForItsFile's writer works: the watched
 // path, the file being written, and the name its writer finishes it under.
 type waitWorld struct {

@@ -217,11 +217,12 @@ func (w *watchSet) prune(v *sight, kept string, trace func(string)) {
 	}
 }
 
-// dirs lists the directories watched for v, sorted.
-func (w *watchSet) dirs(v *sight) []string {
+// dirs lists the directories watched for v, sorted: not v's files, nor
+// kept, the file a wait's witness watches.
+func (w *watchSet) dirs(v *sight, kept string) []string {
 	var dirs []string
 	for p := range w.watched {
-		if !slices.Contains(v.files, p) {
+		if p != kept && !slices.Contains(v.files, p) {
 			dirs = append(dirs, p)
 		}
 	}
