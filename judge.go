@@ -63,14 +63,23 @@ func (j *judge) event(ev event, f facts, now time.Time) eventKind {
 		return eventLook
 	}
 	name := ev.name
-	if !j.view.relevant(name) {
+	waiting := j.wait.blocksReads()
+	// An event on the witness is the awaited file's, whatever the path's
+	// resolution has come to since (a look that resolved it anew may have
+	// found it leads elsewhere before the file's own end was taken): what
+	// it says of the writer counts, even where its name no longer matters.
+	relevant := j.view.relevant(name)
+	if !relevant && !j.writer.on(ev, waiting) {
 		return eventIgnored
 	}
 	j.touch(name)
 	if ev.has(opRemove) && f.watched(name) && !slices.Contains(j.drop, name) {
 		j.watchGone(name)
 	}
-	kind, ok := j.writer.witnessed(ev, j.wait.blocksReads())
+	kind, ok := j.writer.witnessed(ev, waiting)
+	if !ok && !relevant {
+		return eventIgnored
+	}
 	if !ok {
 		c := classifier{view: j.view, caps: j.caps, window: j.wait.window > 0, paths: j.paths, last: &j.last,
 			waiting: j.wait.state, readNow: j.due.readNow, f: f}
@@ -127,7 +136,7 @@ func (j *judge) touch(path string) {
 // takes its place, they watch the old tree.
 func (j *judge) watchGone(name string) {
 	j.drop = append(j.drop, name)
-	if !slices.Contains(j.view.files, name) {
+	if !slices.Contains(j.view.files, name) && name != j.writer.path {
 		j.due.rewatch = true
 		j.watchesGone++
 	}

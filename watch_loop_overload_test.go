@@ -946,6 +946,53 @@ func TestAWaitHoldsForItsFile(t *testing.T) {
 	}
 }
 
+// A file made again, empty, where a link leads: its creator's close is
+// awaited, with the file's own watch as witness. It is then deleted and
+// the link retargeted to a new file, which the filesystem gave its inode
+// number (here: its inode, through a hard link). A look made before the
+// kernel's word of the deletion is taken (Recheck, the re-check's tick,
+// lost events) resolves the path anew, to the new file, so that the old
+// name no longer matters to the path: the witness's word of the file's end
+// counts still, and the new file is read at once, not after
+// maxWriterWait.
+func TestTheWitnessEndsAWaitAfterThePathWasResolvedAway(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		a, b, path := filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml"), filepath.Join(dir, "config.yaml")
+		write(t, a, "v1\n")
+		require.NoError(t, os.Symlink("a.yaml", path))
+		fs := &fakes{caps: linuxCaps}
+		f := Provider(path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet),
+			WithLogger(testLogger(t)), WithErrorCallbacks())
+		r := newRecorder(f)
+		require.NoError(t, f.Watch(r.cb))
+		defer shutdown(t, f)
+		synctest.Wait()
+		n := fs.last()
+
+		require.NoError(t, os.Remove(a))
+		send(n, a, opRemove) // IN_DELETE
+		write(t, a, "")      // made again, empty, its creator holding it
+		send(n, a, opCreate|opMade)
+		synctest.Wait()
+
+		require.NoError(t, os.Link(a, b)) // b.yaml: a.yaml's inode number
+		require.NoError(t, os.Remove(a))
+		write(t, b, "v2\n")
+		retarget(t, path, b)
+		f.Recheck()
+		synctest.Wait()
+		sendOwn(n, a, opAttrib)        // its link count
+		sendOwn(n, a, opRemove)        // IN_DELETE_SELF
+		sendOwn(n, a, opRemove|opGone) // IN_IGNORED: the file is gone for good
+		send(n, a, opRemove)           // IN_DELETE on the directory
+		send(n, path, opCreate)        // IN_MOVED_TO of the link
+		advance(3 * testQuiet)
+		assert.Equal(t, []string{"v2\n"}, r.contents(), "calls: %s", r)
+		assert.Empty(t, r.errs())
+	})
+}
+
 // The file a wait holds for, still watched by itself as the wait's witness
 // once the path leads to it under another name, is no directory: Stats'
 // WatchedDirs does not list it.
