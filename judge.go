@@ -136,7 +136,7 @@ func (j *judge) touch(path string) {
 // takes its place, they watch the old tree.
 func (j *judge) watchGone(name string) {
 	j.drop = append(j.drop, name)
-	if !slices.Contains(j.view.files, name) && name != j.writer.path {
+	if !slices.Contains(j.view.files, name) && name != j.witnessKept() {
 		j.due.rewatch = true
 		j.watchesGone++
 	}
