@@ -16,6 +16,7 @@ type fakes struct {
 	mu       sync.Mutex
 	newErrs  []error                 // the next constructor calls fail with these
 	addErr   func(path string) error // if set, Add fails when it returns an error
+	afterAdd func(path string)       // if set, Add calls it once it watched path: what happens right after
 	closeErr error                   // what Close returns
 	caps     caps                    // what the notifiers say they can see
 	onSync   func(n *fakeNotifier)   // if set, Sync calls it: what the kernel queued by then arrives
@@ -122,6 +123,14 @@ func (n *fakeNotifier) Add(path string) (int, error) {
 		n.ids[key] = id
 	}
 	n.pathIDs[path] = id
+	n.fs.mu.Lock()
+	after := n.fs.afterAdd
+	n.fs.mu.Unlock()
+	if after != nil {
+		n.mu.Unlock()
+		after(path)
+		n.mu.Lock()
+	}
 	return id, nil
 }
 
