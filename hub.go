@@ -415,7 +415,19 @@ func (s *subscription) Sync() {
 	}
 }
 
-func (s *subscription) Caps() caps           { return s.in.b.Caps() }
+func (s *subscription) Caps() caps { return s.in.b.Caps() }
+
+// Inode asks the backend which inode the watch id is of.
+func (s *subscription) Inode(id int) (watchedInode, bool) {
+	s.h.mu.Lock()
+	live := s.liveLocked()
+	s.h.mu.Unlock()
+	if !live {
+		return watchedInode{}, false
+	}
+	return s.in.b.Inode(id)
+}
+
 func (s *subscription) Events() <-chan event { return s.events }
 func (s *subscription) Errors() <-chan error { return s.errors }
 
