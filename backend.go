@@ -22,6 +22,10 @@ type backend interface {
 	Sync()
 	// Caps says what the backend can see.
 	Caps() caps
+	// Inode says which inode the watch id is of, whatever the path it was
+	// added by shows now, or that the kernel dropped it, and reports
+	// whether the backend can tell.
+	Inode(id int) (watchedInode, bool)
 	// Close stops the backend's goroutines, waits for them and releases
 	// the kernel's resources. It is idempotent. It must not be called from
 	// the handler, which runs on them.
@@ -49,6 +53,15 @@ type rawEvent struct {
 	id   int
 	name string
 	op   op
+}
+
+// watchedInode is what a backend can say of the inode a watch is of: its
+// device (as stat(2) gives it) and number while the watch lasts; gone once
+// the kernel dropped the watch, its inode deleted or its filesystem
+// unmounted.
+type watchedInode struct {
+	dev, ino uint64
+	gone     bool
 }
 
 // everyWatch is the id of an event about more than one watch.

@@ -85,6 +85,9 @@ func (b *fsnotifyBackend) Remove(id int) {
 
 func (b *fsnotifyBackend) Caps() caps { return caps{} }
 
+// Inode cannot tell: fsnotify keeps its watches by path.
+func (b *fsnotifyBackend) Inode(int) (watchedInode, bool) { return watchedInode{}, false }
+
 // Sync does not wait: fsnotify reports no closes, and only a close's read
 // waits for what came after it.
 func (b *fsnotifyBackend) Sync() {}

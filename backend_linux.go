@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"unsafe"
@@ -159,6 +160,52 @@ func (b *inotifyBackend) handOnLocked(n int) {
 
 func (b *inotifyBackend) Caps() caps {
 	return caps{closes: true, ancestors: true, files: true}
+}
+
+// Inode names the inode of the watch id from the kernel's account of the
+// instance's watches (proc(5): the inotify descriptor's fdinfo), where a
+// watch the kernel dropped is no longer listed. It costs a read of one
+// line per watch of the process: it is asked only where a path cannot
+// answer (see watchSet.addAwaited).
+func (b *inotifyBackend) Inode(id int) (watchedInode, bool) {
+	rc, err := b.in.SyscallConn()
+	if err != nil {
+		return watchedInode{}, false
+	}
+	var info []byte
+	var rerr error
+	if err := rc.Control(func(fd uintptr) {
+		info, rerr = os.ReadFile("/proc/self/fdinfo/" + strconv.Itoa(int(fd)))
+	}); err != nil || rerr != nil {
+		return watchedInode{}, false
+	}
+	return watchInode(info, id)
+}
+
+// watchInode finds the watch id in an inotify descriptor's fdinfo, whose
+// watches are lines "inotify wd:<hex> ino:<hex> sdev:<hex> ...", sdev the
+// kernel's encoding of the device. A watch not listed is gone.
+func watchInode(info []byte, id int) (watchedInode, bool) {
+	prefix := "inotify wd:" + strconv.FormatInt(int64(id), 16) + " "
+	for line := range strings.Lines(string(info)) {
+		if !strings.HasPrefix(line, prefix) {
+			continue
+		}
+		var w watchedInode
+		var gotIno, gotDev bool
+		for _, field := range strings.Fields(line) {
+			switch k, v, _ := strings.Cut(field, ":"); k {
+			case "ino":
+				n, err := strconv.ParseUint(v, 16, 64)
+				w.ino, gotIno = n, err == nil
+			case "sdev":
+				n, err := strconv.ParseUint(v, 16, 32)
+				w.dev, gotDev = unix.Mkdev(uint32(n>>20), uint32(n&(1<<20-1))), err == nil
+			}
+		}
+		return w, gotIno && gotDev
+	}
+	return watchedInode{gone: true}, true
 }
 
 // Close stops the readers, waits for them to exit, and releases the

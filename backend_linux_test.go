@@ -266,3 +266,86 @@ func BenchmarkInotifyBatch(b *testing.B) {
 		<-n.Events()
 	}
 }
+
+// A burst of writes to a file that a session watches by itself and through
+// its directory, as every session on Linux does: the kernel tells each
+// write twice, on the directory's watch and then on the file's own, so the
+// copies alternate and neither is ever the one queued last. The burst is
+// merged still, a pair at a time, so that it fills no session's queue and
+// the writer's close after it is not lost with a rescan: the close on the
+// file's own watch (a wait's witness) and on its directory's.
+func TestABurstOfWritesToAFileWatchedTwiceIsMergedWhileQueued(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.yaml")
+	write(t, path, "v: 0\n")
+	h := privateHub(t)
+	n, err := h.subscribe()
+	require.NoError(t, err)
+	defer n.Close()
+	require.NoError(t, added(n.Add(dir)))
+	own, err := n.Add(path)
+	require.NoError(t, err)
+	n.Want(path)
+
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	for i := range 100 { // echo of 100 lines into >>: a write each
+		_, err := fmt.Fprintf(f, "key%d: v\n", i)
+		require.NoError(t, err)
+	}
+	require.NoError(t, f.Close())
+	n.Sync()
+
+	var got []event
+	for len(n.Events()) > 0 {
+		got = append(got, <-n.Events())
+	}
+	assert.NotContains(t, got, event{op: opRescan}, "the burst overflowed the queue")
+	assert.Contains(t, got, event{name: path, op: opClose, watch: own}, "the close on the file's own watch")
+	assert.Contains(t, got, event{name: path, op: opClose}, "the close on its directory's")
+	assert.LessOrEqual(t, len(got), 4, "a write and a close, each told twice: %v", got)
+}
+
+// The backend names the inode a watch is of from the kernel's account of
+// its watches, whatever the path it was added by shows by then: the file
+// renamed away, another in its place; and says the watch is gone once the
+// file is deleted.
+func TestTheKernelNamesTheInodeAWatchIsOf(t *testing.T) {
+	dir := t.TempDir()
+	path, away := filepath.Join(dir, "config.yaml"), filepath.Join(dir, "away.yaml")
+	write(t, path, "v1\n")
+	first, err := os.Stat(path)
+	require.NoError(t, err)
+	b, err := newInotifyBackend(nopHandler{})
+	require.NoError(t, err)
+	defer b.Close()
+	id, err := b.Add(path)
+	require.NoError(t, err)
+
+	require.NoError(t, os.Rename(path, away))
+	write(t, path, "v2\n")
+	got, ok := b.Inode(id)
+	require.True(t, ok)
+	dev, ino := fileID(first)
+	assert.Equal(t, watchedInode{dev: dev, ino: ino}, got, "the file renamed away, not the one at its path now")
+
+	require.NoError(t, os.Remove(away))
+	got, ok = b.Inode(id)
+	require.True(t, ok)
+	assert.True(t, got.gone, "deleted: the kernel dropped the watch")
+}
+
+func TestWatchInodeReadsFdinfo(t *testing.T) {
+	info := []byte("pos:\t0\nflags:\t02004000\nmnt_id:\t15\nino:\t1057\n" +
+		"inotify wd:1a ino:9847ba sdev:fe00000 mask:fce ignored_mask:0 fhandle-bytes:8 fhandle-type:1 f_handle:ba4798003be4a862\n" +
+		"inotify wd:2 ino:2 sdev:800001 mask:fce ignored_mask:0 fhandle-bytes:8 fhandle-type:1 f_handle:00\n")
+	got, ok := watchInode(info, 0x1a)
+	assert.True(t, ok)
+	assert.Equal(t, watchedInode{dev: 0xfe00, ino: 0x9847ba}, got)
+	got, ok = watchInode(info, 2)
+	assert.True(t, ok)
+	assert.Equal(t, watchedInode{dev: 0x801, ino: 2}, got, "sda1: major 8, minor 1")
+	got, ok = watchInode(info, 1)
+	assert.True(t, ok)
+	assert.True(t, got.gone, "wd 1 is not 1a")
+}

@@ -41,41 +41,37 @@ var errnoClasses = map[syscall.Errno]errClass{
 	syscall.EINTR:   errProcess,
 }
 
-// classOf returns the classes of err's errno, if it wraps one.
+// classOf returns the classes of the errnos err wraps: of every one in
+// its tree, as errors.Is would find each, not only of the first. It
+// unwraps as errors.Is does, without the allocation errors.As makes of its
+// target: it is asked on the way to the callback.
 func classOf(err error) errClass {
-	errno, ok := errnoOf(err)
-	if !ok {
-		return 0
-	}
-	if c, ok := errnoClasses[errno]; ok {
-		return c
-	}
-	return platformErrnoClasses[errno]
-}
-
-// errnoOf finds the errno err wraps, as errors.As would, without the
-// allocation errors.As makes of its target: it is asked on the way to the
-// callback.
-func errnoOf(err error) (syscall.Errno, bool) {
 	for err != nil {
 		if errno, ok := err.(syscall.Errno); ok {
-			return errno, true
+			return classOfErrno(errno)
 		}
 		switch u := err.(type) {
 		case interface{ Unwrap() error }:
 			err = u.Unwrap()
 		case interface{ Unwrap() []error }:
+			var c errClass
 			for _, e := range u.Unwrap() {
-				if errno, ok := errnoOf(e); ok {
-					return errno, true
-				}
+				c |= classOf(e)
 			}
-			return 0, false
+			return c
 		default:
-			return 0, false
+			return 0
 		}
 	}
-	return 0, false
+	return 0
+}
+
+// classOfErrno is what one errno says.
+func classOfErrno(errno syscall.Errno) errClass {
+	if c, ok := errnoClasses[errno]; ok {
+		return c
+	}
+	return platformErrnoClasses[errno]
 }
 
 // vanished reports whether an Add failed because the path no longer leads

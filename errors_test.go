@@ -52,3 +52,22 @@ func TestProblemsAreKnownByKindAndRootCause(t *testing.T) {
 	assert.NotEqual(t, problem{}, problemOf(kindRemote, nil), "a problem without a cause is still a problem")
 	assert.Equal(t, problemOf(kindBroken, syscall.EIO), problemOf(kindBroken, syscall.EIO), "comparable without panicking")
 }
+
+// The errno classes find an errno wherever errors.Is would: anywhere in an
+// error's tree, an error that joins several among them, not only the first
+// one found.
+func TestAnErrnoCountsAnywhereInTheErrorsTree(t *testing.T) {
+	gone := &fs.PathError{Op: "open", Path: "a.yaml", Err: syscall.ENOENT}
+	busy := &fs.PathError{Op: "open", Path: "b.yaml", Err: syscall.EMFILE}
+	for _, err := range []error{errors.Join(gone, busy), fmt.Errorf("read: %w", errors.Join(gone, busy))} {
+		assert.True(t, vanished(err), "%v", err)
+		assert.True(t, processError(err), "%v: errors.Is(err, EMFILE)", err)
+		assert.True(t, limited(err), "%v", err)
+		assert.True(t, eventsUnavailable(err), "%v", err)
+		assert.False(t, refused(err), "%v", err)
+	}
+	assert.True(t, processError(fmt.Errorf("read: %w", busy)))
+	assert.False(t, processError(gone))
+	assert.False(t, processError(errors.New("keepwatch: other")))
+	assert.False(t, processError(nil))
+}

@@ -16,6 +16,8 @@ type fakes struct {
 	mu       sync.Mutex
 	newErrs  []error                 // the next constructor calls fail with these
 	addErr   func(path string) error // if set, Add fails when it returns an error
+	afterAdd func(path string)       // if set, Add calls it once it watched path: what happens right after
+	dropped  map[int]bool            // watches Inode says the kernel dropped (their inode deleted)
 	closeErr error                   // what Close returns
 	caps     caps                    // what the notifiers say they can see
 	onSync   func(n *fakeNotifier)   // if set, Sync calls it: what the kernel queued by then arrives
@@ -122,6 +124,14 @@ func (n *fakeNotifier) Add(path string) (int, error) {
 		n.ids[key] = id
 	}
 	n.pathIDs[path] = id
+	n.fs.mu.Lock()
+	after := n.fs.afterAdd
+	n.fs.mu.Unlock()
+	if after != nil {
+		n.mu.Unlock()
+		after(path)
+		n.mu.Lock()
+	}
 	return id, nil
 }
 
@@ -170,6 +180,26 @@ func (n *fakeNotifier) Sync() {
 	if onSync != nil {
 		onSync(n)
 	}
+}
+
+// Inode names the inode the watch id was added for, as the kernel's
+// fdinfo does, whatever the path shows now, or says it is gone if the
+// test says the kernel dropped it.
+func (n *fakeNotifier) Inode(id int) (watchedInode, bool) {
+	n.fs.mu.Lock()
+	dropped := n.fs.dropped[id]
+	n.fs.mu.Unlock()
+	if dropped {
+		return watchedInode{gone: true}, true
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for k, i := range n.ids {
+		if i == id && k.path == "" {
+			return watchedInode{dev: k.dev, ino: k.ino}, true
+		}
+	}
+	return watchedInode{}, false
 }
 
 func (n *fakeNotifier) Caps() caps {
@@ -278,7 +308,9 @@ func (b *fakeBackend) Remove(id int) {
 }
 
 func (b *fakeBackend) Caps() caps { return b.caps }
-func (b *fakeBackend) Sync()      {}
+
+func (b *fakeBackend) Inode(int) (watchedInode, bool) { return watchedInode{}, false }
+func (b *fakeBackend) Sync()                          {}
 
 func (b *fakeBackend) Close() error {
 	b.mu.Lock()

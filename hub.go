@@ -306,6 +306,7 @@ type subscription struct {
 	paths  map[string]int // watched path → the backend's id for it
 	want   map[string]bool
 	last   event // the event queued last: see deliverLocked
+	prev   event // the event queued before it
 	lost   bool  // an opRescan event is queued and events since were dropped
 	broken bool  // its instance failed; it only waits to be closed
 	closed bool
@@ -419,7 +420,19 @@ func (s *subscription) Sync() {
 	}
 }
 
-func (s *subscription) Caps() caps           { return s.in.b.Caps() }
+func (s *subscription) Caps() caps { return s.in.b.Caps() }
+
+// Inode asks the backend which inode the watch id is of.
+func (s *subscription) Inode(id int) (watchedInode, bool) {
+	s.h.mu.Lock()
+	live := s.liveLocked()
+	s.h.mu.Unlock()
+	if !live {
+		return watchedInode{}, false
+	}
+	return s.in.b.Inode(id)
+}
+
 func (s *subscription) Events() <-chan event { return s.events }
 func (s *subscription) Errors() <-chan error { return s.errors }
 
@@ -439,21 +452,26 @@ func (s *subscription) Close() error {
 // deliverLocked queues an event without blocking. An event the same as
 // the one queued last, while that one is still unread, is merged into it,
 // as the kernel merges the same event in its own queue: a burst of writes
-// (a tool writing line by line, each write told by the file's watch and
-// its directory's) then fills no session's queue, and loses it no
-// writer's close.
+// (a tool writing line by line) then fills no session's queue, and loses it
+// no writer's close. Where a file is watched by itself as well as through
+// its directory, the kernel tells each change twice, on the directory's
+// watch and then on the file's own (with its id), so that the copies
+// alternate and neither is ever the one queued last: an event the same as
+// the first of the two queued last, while both are unread and are one
+// change told so, is merged into that pair.
 func (s *subscription) deliverLocked(ev event) {
-	if s.closed || len(s.events) > 0 && ev == s.last {
+	if s.closed || len(s.events) > 0 && ev == s.last ||
+		len(s.events) > 1 && ev == s.prev && s.prev.op == s.last.op && s.prev.name == s.last.name {
 		return
 	}
 	if len(s.events) < cap(s.events)-1 {
 		s.events <- ev
-		s.last, s.lost = ev, false
+		s.prev, s.last, s.lost = s.last, ev, false
 		return
 	}
 	if !s.lost {
 		s.lost = true
-		s.last = event{op: opRescan}
+		s.prev, s.last = s.last, event{op: opRescan}
 		s.events <- s.last // fits: the last slot is kept for it
 	}
 }

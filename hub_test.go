@@ -264,6 +264,46 @@ func TestABurstOfTheSameEventIsMergedWhileQueued(t *testing.T) {
 	})
 }
 
+// A file watched by itself and through its directory hears each change
+// twice, on its own watch (with its id) and on its directory's: a burst
+// alternates the two copies, and is merged a pair at a time. An event that
+// is not a copy of the pair queued last is queued, whatever came before.
+func TestABurstToAFileWatchedTwiceIsMergedAPairAtATime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := filepath.FromSlash // the paths as the OS spells them
+		file, other := p("/vol/config.yaml"), p("/vol/other.yaml")
+		raw := &fakeBackends{}
+		h := newHub(raw.newBackend)
+		s, _ := h.subscribe()
+		defer s.Close()
+		require.NoError(t, added(s.Add(p("/vol"))))
+		own, err := s.Add(file)
+		require.NoError(t, err)
+		s.Want(file)
+		s.Want(other)
+		for range 10 * subBuffer {
+			raw.last().send(file, opWrite)
+		}
+		raw.last().send(file, opClose)
+		raw.last().send(file, opClose)
+		for _, o := range []op{opCreate, opRemove, opCreate} { // told once each: no pair
+			raw.last().send(other, o)
+		}
+		raw.last().send(file, opWrite)
+		synctest.Wait()
+		events := s.(*subscription).events
+		want := []event{{name: file, op: opWrite, watch: own}, {name: file, op: opWrite},
+			{name: file, op: opClose, watch: own}, {name: file, op: opClose},
+			{name: other, op: opCreate}, {name: other, op: opRemove}, {name: other, op: opCreate},
+			{name: file, op: opWrite, watch: own}, {name: file, op: opWrite}}
+		var got []event
+		for len(events) > 0 {
+			got = append(got, <-events)
+		}
+		assert.Equal(t, want, got)
+	})
+}
+
 // A provider stuck in a slow callback holds up nobody else sharing the hub,
 // and when it is released it rescans and delivers the final content.
 func TestASlowCallbackDelaysOnlyItsOwnProvider(t *testing.T) {

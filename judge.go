@@ -1,6 +1,7 @@
 package file
 
 import (
+	"io/fs"
 	"slices"
 	"time"
 )
@@ -62,14 +63,23 @@ func (j *judge) event(ev event, f facts, now time.Time) eventKind {
 		return eventLook
 	}
 	name := ev.name
-	if !j.view.relevant(name) {
+	waiting := j.wait.blocksReads()
+	// An event on the witness is the awaited file's, whatever the path's
+	// resolution has come to since (a look that resolved it anew may have
+	// found it leads elsewhere before the file's own end was taken): what
+	// it says of the writer counts, even where its name no longer matters.
+	relevant := j.view.relevant(name)
+	if !relevant && !j.writer.on(ev, waiting) {
 		return eventIgnored
 	}
 	j.touch(name)
 	if ev.has(opRemove) && f.watched(name) && !slices.Contains(j.drop, name) {
 		j.watchGone(name)
 	}
-	kind, ok := j.writer.witnessed(ev, j.wait.blocksReads())
+	kind, ok := j.writer.witnessed(ev, waiting)
+	if !ok && !relevant {
+		return eventIgnored
+	}
 	if !ok {
 		c := classifier{view: j.view, caps: j.caps, window: j.wait.window > 0, paths: j.paths, last: &j.last,
 			waiting: j.wait.state, readNow: j.due.readNow, f: f}
@@ -126,7 +136,7 @@ func (j *judge) touch(path string) {
 // takes its place, they watch the old tree.
 func (j *judge) watchGone(name string) {
 	j.drop = append(j.drop, name)
-	if !slices.Contains(j.view.files, name) {
+	if !slices.Contains(j.view.files, name) && name != j.witnessKept() {
 		j.due.rewatch = true
 		j.watchesGone++
 	}
@@ -158,7 +168,7 @@ func (j *judge) written(name string, f facts, now time.Time) {
 		return
 	}
 	if j.writer.file == nil || j.writer.restat || !j.wait.blocksReads() {
-		j.writer.begin(f.stat(name), name, j.caps.files, f)
+		j.beginWait(f.stat(name), name, f)
 	}
 	j.writer.writes++
 	j.wait.written(ReasonWrite, j.caps.closes, now)
@@ -181,13 +191,26 @@ func (j *judge) made(name string, f facts, now time.Time) {
 		j.wait.swapSeen()
 		j.due.look = true
 	case info.Size() == 0 && j.caps.closes:
-		j.writer.begin(info, name, j.caps.files, f)
+		j.beginWait(info, name, f)
 		j.writer.writes++
 		j.wait.emptyWhileOpen(ReasonWrite, now)
 	default:
-		j.writer.begin(info, name, j.caps.files, f)
+		j.beginWait(info, name, f)
 		j.writer.writes++
 		j.wait.written(ReasonWrite, j.caps.closes, now)
+	}
+}
+
+// beginWait notes the file a wait for writers begins for (info; nil if
+// not known), found at path, with the file's own watch as the wait's
+// witness (writerWait.begin), unless an event taken in this batch said
+// that watch went: the session forgets it once the batch is judged, and
+// nothing comes on it after that, so it is asked for the file's own watch
+// anew (see awaited).
+func (j *judge) beginWait(info fs.FileInfo, path string, f facts) {
+	j.writer.begin(info, path, j.caps.files, f)
+	if j.writer.watch != 0 && slices.Contains(j.drop, path) {
+		j.writer.watch = 0
 	}
 }
 

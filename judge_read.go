@@ -116,7 +116,7 @@ func (j *judge) read(r *reading, o *readOrder, via fs.FileInfo, f facts, now tim
 	lately := func(d time.Duration) bool { return waits && r.err == nil && r.c.writtenWithin(d, f, now) }
 	switch {
 	case t == heldOpen && doubted && r.err == nil:
-		j.writer.begin(r.c.info, j.view.fileOf(r), j.caps.files, f)
+		j.beginWait(r.c.info, j.view.fileOf(r), f)
 		j.wait.emptyWhileOpen(r.why, now)
 		return verdictHold
 	case (t == doubtful || t == heldOpen || (t == quieted || t == capped) && r.err == nil) && doubted:
@@ -138,7 +138,7 @@ func (j *judge) read(r *reading, o *readOrder, via fs.FileInfo, f facts, now tim
 		// nothing says one holds it open (a rename may have brought it, or
 		// a read before took its writer's close), and a close that never
 		// comes would hold it back for maxWriterWait.
-		j.writer.begin(r.c.info, j.view.fileOf(r), j.caps.files, f)
+		j.beginWait(r.c.info, j.view.fileOf(r), f)
 		j.wait.resume(j.caps.closes && !doubted, now)
 		return verdictHold
 	case (fresh || t == doubtful && !j.caps.closes && r.why != ReasonStart) && lately(j.wait.writerPause(j.caps.closes)):
@@ -187,7 +187,7 @@ func (j *judge) believe(r *reading) {
 // which an event showing a swap ends. info is the file it may be at work
 // on.
 func (j *judge) awaitUnseenWriter(why Reason, info fs.FileInfo, path string, f facts, now time.Time) {
-	j.writer.begin(info, path, j.caps.files, f)
+	j.beginWait(info, path, f)
 	if j.caps.closes {
 		j.wait.unheardWriter(why, now)
 		return

@@ -263,8 +263,33 @@ func TestTheAwaitedFilesOwnWatchWitnessesItsEnd(t *testing.T) {
 			o, read := j.refreshing(why, tr, false, false, f)
 			assert.True(t, read, "the wait is over: the file the path shows now is read")
 			assert.True(t, o.fresh, "as one no watch heard the writers of")
+			assert.False(t, j.due.rewatch, "its own watch gone is no directory's: nothing to watch again")
 		})
 	}
+	t.Run("its inode gone, once the path was resolved away from its name", func(t *testing.T) {
+		// config.yaml is a link to a.yaml, made again empty and awaited; a
+		// look then resolved the path to b.yaml, given a.yaml's inode
+		// number, before the kernel's word of a.yaml's end was taken.
+		a, b := "/etc/app/a.yaml", "/etc/app/b.yaml"
+		j, f := testJudge(linux)
+		j.view.names, j.view.files = map[string]bool{dir: true, path: true, a: true}, []string{a}
+		created := fakeFile{ino: 20}
+		f.lstats[a], f.stats[a], f.stats[path] = created, created, created
+		require.Equal(t, eventMade, j.event(event{name: a, op: opCreate | opMade}, f, t0))
+		require.Equal(t, a, j.awaited())
+		j.writer.watched(5)
+		f.watches[a] = 5
+		newFile := fakeFile{ino: 20, size: 9}
+		j.view.names, j.view.files, j.view.file = map[string]bool{dir: true, path: true, b: true}, []string{b}, newFile
+		f.stats[path], f.sig = newFile, 9
+		require.False(t, j.view.relevant(a), "a.yaml is no name of the path's now")
+
+		assert.Equal(t, eventLook, j.event(event{name: a, op: opRemove | opGone, watch: 5}, f, t0.Add(time.Millisecond)))
+		_, read := j.refreshing(ReasonEvent, doubtful, true, false, f)
+		assert.True(t, read, "the wait is over: the file the path shows now is read")
+		assert.Equal(t, []string{a}, j.drop, "its watch is forgotten")
+		assert.False(t, j.due.rewatch, "a file's watch, not a directory's: nothing to watch again")
+	})
 	t.Run("an event on another file's watch", func(t *testing.T) {
 		j, f := testJudge(linux)
 		created := fakeFile{ino: 20}
@@ -276,4 +301,24 @@ func TestTheAwaitedFilesOwnWatchWitnessesItsEnd(t *testing.T) {
 		assert.Equal(t, waitEmptyOpen, j.wait.state, "the old file's end is not the awaited one's")
 		assert.False(t, j.writer.gone)
 	})
+}
+
+// A wait begun, among the events queued at a read, for a file at a path
+// whose watch an earlier one of them said went (the file moved away and
+// back, say) does not take that watch as its witness: the session forgets
+// it once the events are judged, and no event comes on it after that. The
+// session is asked for the file's own watch anew.
+func TestAWaitDoesNotTakeAWatchDroppedInItsBatchAsItsWitness(t *testing.T) {
+	j, f := testJudge(linux)
+	r := reading{why: ReasonEvent, c: content{data: []byte("v1\n"), info: fakeFile{ino: 10, size: 3}, sig: 7}}
+	queued := []event{
+		{name: path, op: opRemove}, // IN_MOVED_FROM on its directory: its watch goes
+		{name: path, op: opCreate}, // IN_MOVED_TO: back
+		{name: path, op: opWrite},  // and written in place
+	}
+	require.Equal(t, verdictHold, j.laterWriter(&r, queued, nil, f, f, t0.Add(time.Second), nil))
+	require.Equal(t, []string{path}, j.drop, "the session is to forget the path's watch")
+	require.True(t, j.wait.blocksReads(), "the write is awaited")
+	assert.Empty(t, j.witnessKept(), "not with the watch the session forgets as its witness")
+	assert.Equal(t, path, j.awaited(), "the session is asked for the file's own watch anew")
 }

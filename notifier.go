@@ -62,6 +62,9 @@ type notifier interface {
 	Sync()
 	// Caps says what the notifier can see.
 	Caps() caps
+	// Inode says which inode the watch id is of, or that the kernel
+	// dropped it, and reports whether it can tell: see backend.Inode.
+	Inode(id int) (watchedInode, bool)
 	Events() <-chan event
 	Errors() <-chan error
 	Close() error
@@ -84,12 +87,13 @@ type caps struct {
 // never has an event, so the session's loop is woken by its timers alone.
 type noEvents struct{}
 
-func (noEvents) Add(string) (int, error) { return 0, nil }
-func (noEvents) Remove(string)           {}
-func (noEvents) Want(string)             {}
-func (noEvents) Forget(map[string]bool)  {}
-func (noEvents) Sync()                   {}
-func (noEvents) Caps() caps              { return caps{} }
-func (noEvents) Events() <-chan event    { return nil }
-func (noEvents) Errors() <-chan error    { return nil }
-func (noEvents) Close() error            { return nil }
+func (noEvents) Add(string) (int, error)        { return 0, nil }
+func (noEvents) Remove(string)                  {}
+func (noEvents) Want(string)                    {}
+func (noEvents) Forget(map[string]bool)         {}
+func (noEvents) Sync()                          {}
+func (noEvents) Caps() caps                     { return caps{} }
+func (noEvents) Inode(int) (watchedInode, bool) { return watchedInode{}, false }
+func (noEvents) Events() <-chan event           { return nil }
+func (noEvents) Errors() <-chan error           { return nil }
+func (noEvents) Close() error                   { return nil }

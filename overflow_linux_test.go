@@ -199,10 +199,11 @@ func (p *privateNotifier) Forget(keep map[string]bool) {
 	}
 }
 
-func (p *privateNotifier) Caps() caps           { return caps{} }
-func (p *privateNotifier) Sync()                {}
-func (p *privateNotifier) Events() <-chan event { return p.events }
-func (p *privateNotifier) Errors() <-chan error { return p.errors }
+func (p *privateNotifier) Caps() caps                     { return caps{} }
+func (p *privateNotifier) Inode(int) (watchedInode, bool) { return watchedInode{}, false }
+func (p *privateNotifier) Sync()                          {}
+func (p *privateNotifier) Events() <-chan event           { return p.events }
+func (p *privateNotifier) Errors() <-chan error           { return p.errors }
 
 func (p *privateNotifier) Close() error {
 	close(p.done)

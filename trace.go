@@ -51,7 +51,7 @@ func traceEvent(path string, v *sight, ev event, kind eventKind) {
 	switch {
 	case ev.has(opRescan):
 		tracef(path, "event rescan")
-	case !v.relevant(ev.name):
+	case !v.relevant(ev.name) && kind == eventIgnored:
 		tracef(path, "event %s %s: not relevant", ev.name, ev.op)
 	default:
 		tracef(path, "event %s %s -> %s", ev.name, ev.op, kind)

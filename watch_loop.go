@@ -512,7 +512,7 @@ func (s *session) tellWatching() {
 		s.ws.dirty = false
 		var dirs []string
 		if s.events() {
-			dirs = s.ws.dirs(&s.cw.view)
+			dirs = s.ws.dirs(&s.cw.view, s.j.witnessKept())
 		}
 		s.out.watching(s.mode(), dirs)
 	}

@@ -946,6 +946,157 @@ func TestAWaitHoldsForItsFile(t *testing.T) {
 	}
 }
 
+// A file made again, empty, where a link leads: its creator's close is
+// awaited, with the file's own watch as witness. It is then deleted and
+// the link retargeted to a new file, which the filesystem gave its inode
+// number (here: its inode, through a hard link). A look made before the
+// kernel's word of the deletion is taken (Recheck, the re-check's tick,
+// lost events) resolves the path anew, to the new file, so that the old
+// name no longer matters to the path: the witness's word of the file's end
+// counts still, and the new file is read at once, not after
+// maxWriterWait.
+func TestTheWitnessEndsAWaitAfterThePathWasResolvedAway(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		a, b, path := filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml"), filepath.Join(dir, "config.yaml")
+		write(t, a, "v1\n")
+		require.NoError(t, os.Symlink("a.yaml", path))
+		fs := &fakes{caps: linuxCaps}
+		f := Provider(path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet),
+			WithLogger(testLogger(t)), WithErrorCallbacks())
+		r := newRecorder(f)
+		require.NoError(t, f.Watch(r.cb))
+		defer shutdown(t, f)
+		synctest.Wait()
+		n := fs.last()
+
+		require.NoError(t, os.Remove(a))
+		send(n, a, opRemove) // IN_DELETE
+		write(t, a, "")      // made again, empty, its creator holding it
+		send(n, a, opCreate|opMade)
+		synctest.Wait()
+
+		require.NoError(t, os.Link(a, b)) // b.yaml: a.yaml's inode number
+		require.NoError(t, os.Remove(a))
+		write(t, b, "v2\n")
+		retarget(t, path, b)
+		f.Recheck()
+		synctest.Wait()
+		sendOwn(n, a, opAttrib)        // its link count
+		sendOwn(n, a, opRemove)        // IN_DELETE_SELF
+		sendOwn(n, a, opRemove|opGone) // IN_IGNORED: the file is gone for good
+		send(n, a, opRemove)           // IN_DELETE on the directory
+		send(n, path, opCreate)        // IN_MOVED_TO of the link
+		advance(3 * testQuiet)
+		assert.Equal(t, []string{"v2\n"}, r.contents(), "calls: %s", r)
+		assert.Empty(t, r.errs())
+	})
+}
+
+// The soak's stall, once more: a file made again, empty, where the path
+// leads, goes, and the path is made a link to a new file that the
+// filesystem gave its inode number (here: its inode, through a hard link),
+// all between the Add of the awaited file's own watch and the check that
+// the watch is of that file (the session was held up there, as a traced
+// soak at load found). The path no longer shows the file, but the watch
+// is the file's, as the notifier says (the kernel's account of the
+// watch's inode, or its word that the watch is gone, the file deleted): it
+// is the witness, the file's drop ends the wait, and the new file is read
+// at once, not after maxWriterWait.
+func TestTheWitnessIsTakenWhenItsFileGoesRightAfterTheAdd(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		dropped bool // the kernel dropped the watch by the check: the file was deleted
+	}{
+		{"renamed away", false},
+		{"deleted", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				dir := t.TempDir()
+				other, path := filepath.Join(dir, "t2.yaml"), filepath.Join(dir, "config.yaml")
+				write(t, path, "v1\n")
+				fs := &fakes{caps: linuxCaps}
+				f := Provider(path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet),
+					WithLogger(testLogger(t)), WithErrorCallbacks())
+				r := newRecorder(f)
+				require.NoError(t, f.Watch(r.cb))
+				defer shutdown(t, f)
+				synctest.Wait()
+				n := fs.last()
+
+				require.NoError(t, os.Remove(path))
+				send(n, path, opRemove) // IN_DELETE
+				synctest.Wait()
+				write(t, path, "") // made again, empty
+				fs.set(func(fs *fakes) {
+					fs.afterAdd = func(p string) {
+						if p != path {
+							return
+						}
+						n.mu.Lock()
+						id := n.pathIDs[path]
+						n.mu.Unlock()
+						require.NoError(t, os.Link(path, other)) // t2.yaml: its inode number
+						require.NoError(t, os.Remove(path))
+						write(t, other, "v2\n")
+						require.NoError(t, os.Symlink("t2.yaml", path))
+						fs.set(func(fs *fakes) {
+							fs.afterAdd = nil
+							if c.dropped {
+								fs.dropped = map[int]bool{id: true}
+							}
+						})
+					}
+				})
+				send(n, path, opCreate|opMade)
+				synctest.Wait()
+				sendOwn(n, path, opAttrib)        // its link count
+				sendOwn(n, path, opRemove)        // IN_DELETE_SELF
+				sendOwn(n, path, opRemove|opGone) // IN_IGNORED: gone for good
+				send(n, path, opRemove)           // IN_DELETE
+				send(n, path, opCreate)           // IN_MOVED_TO of the link
+				advance(3 * testQuiet)
+				assert.Equal(t, []string{"v2\n"}, r.contents(), "calls: %s", r)
+			})
+		})
+	}
+}
+
+// The file a wait holds for, still watched by itself as the wait's witness
+// once the path leads to it under another name, is no directory: Stats'
+// WatchedDirs does not list it.
+func TestTheWitnessOfAWaitIsNoWatchedDirectory(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		file, path := filepath.Join(dir, "a.yaml"), filepath.Join(dir, "config.yaml")
+		write(t, file, "v1\n")
+		require.NoError(t, os.Symlink("a.yaml", path))
+		fs := &fakes{caps: linuxCaps}
+		f := Provider(path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet),
+			WithLogger(testLogger(t)), WithErrorCallbacks())
+		r := newRecorder(f)
+		require.NoError(t, f.Watch(r.cb))
+		defer shutdown(t, f)
+		synctest.Wait()
+		n := fs.last()
+
+		write(t, file, "v2: half")
+		stamp(t, file)
+		send(n, file, opWrite)
+		synctest.Wait()
+		tmp := filepath.Join(dir, "tmp")
+		require.NoError(t, os.Link(file, tmp))
+		require.NoError(t, os.Rename(tmp, path)) // config.yaml: a.yaml, under its own name
+		send(n, path, opCreate)
+		synctest.Wait()
+		require.Contains(t, n.watched(), file, "the wait's witness is kept")
+		assert.NotContains(t, f.Stats().WatchedDirs, file)
+		assert.NotContains(t, f.Stats().WatchedDirs, path)
+		deliveredOnceFinished(t, r, n, path)
+	})
+}
+
 // waitWorld is where TestAWaitHoldsForItsFile's writer works: the watched
 // path, the file being written, and the name its writer finishes it under.
 type waitWorld struct {

@@ -136,9 +136,16 @@ func (w *watchSet) noteFile(v *sight, p string) {
 }
 
 // addAwaited watches the file at path by itself, for a wait for its
-// writers, and returns the watch's id, once it found the file there still
-// the one file describes (the watch is then of that file's inode); zero if
-// it could not.
+// writers, and returns the watch's id if the watch is of the inode of the
+// one file describes; zero if it is not, or could not be added. The path
+// says so if it still shows the file. If it no longer does, the file may
+// have gone before the Add or right after it (the session was held up
+// between the two, and the file deleted and the path made a link to a new
+// one that may have its inode number): the notifier's word on the watch
+// tells, where it can give it. A watch the kernel dropped already was of
+// an inode gone for good since the Add, most likely the file's (another
+// file would have had to take its place and go again in between): it is
+// taken, and its drop, on its way, ends the wait.
 func (w *watchSet) addAwaited(path string, file fs.FileInfo, trace func(string, error)) int {
 	id, err := w.n.Add(path)
 	if trace != nil {
@@ -149,12 +156,17 @@ func (w *watchSet) addAwaited(path string, file fs.FileInfo, trace func(string, 
 	}
 	w.watched[path], w.ids[path] = true, id
 	info, err := os.Lstat(path)
-	if err != nil || !info.Mode().IsRegular() || !sameFile(info, file) {
-		delete(w.fileOf, path)
-		return 0
+	if err == nil && info.Mode().IsRegular() && sameFile(info, file) {
+		w.fileOf[path] = info
+		return id
 	}
-	w.fileOf[path] = info
-	return id
+	delete(w.fileOf, path)
+	if of, ok := w.n.Inode(id); ok {
+		if d, i := fileID(file); of.gone || of.dev == d && of.ino == i {
+			return id // the file's, gone from the path since: not the path's file
+		}
+	}
+	return 0
 }
 
 // blind returns why no event would tell of a change to what v resolved
@@ -217,11 +229,12 @@ func (w *watchSet) prune(v *sight, kept string, trace func(string)) {
 	}
 }
 
-// dirs lists the directories watched for v, sorted.
-func (w *watchSet) dirs(v *sight) []string {
+// dirs lists the directories watched for v, sorted: not v's files, nor
+// kept, the file a wait's witness watches.
+func (w *watchSet) dirs(v *sight, kept string) []string {
 	var dirs []string
 	for p := range w.watched {
-		if !slices.Contains(v.files, p) {
+		if p != kept && !slices.Contains(v.files, p) {
 			dirs = append(dirs, p)
 		}
 	}

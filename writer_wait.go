@@ -69,7 +69,7 @@ func (w *writerWait) kept(waiting bool) string {
 // the wait nothing to wait for, even where the path leads to a file given
 // its inode number since.
 func (w *writerWait) witnessed(ev event, waiting bool) (eventKind, bool) {
-	if ev.watch == 0 || ev.watch != w.watch || !waiting {
+	if !w.on(ev, waiting) {
 		return 0, false
 	}
 	switch {
@@ -82,6 +82,12 @@ func (w *writerWait) witnessed(ev event, waiting bool) (eventKind, bool) {
 		return eventClosed, true
 	}
 	return 0, false
+}
+
+// on reports whether ev came on the witness while the wait runs
+// (waiting).
+func (w *writerWait) on(ev event, waiting bool) bool {
+	return ev.watch != 0 && ev.watch == w.watch && waiting
 }
 
 // elsewhere reports whether the path, one file's (v), leads now to another
