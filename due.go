@@ -10,6 +10,24 @@ type due struct {
 
 	touched    map[string]bool // paths events named since the last resolution
 	touchedAll bool            // events were lost since the last resolution: resolve from the root
+
+	drop []string // watches the kernel dropped, for the session to forget
+}
+
+// touch notes that an event named path since the last resolution v, and
+// reports whether it is a name on the way to the file (not the file
+// itself, which in-place writes name): the path may lead elsewhere now.
+func (d *due) touch(path string, v *sight) bool {
+	d.touched[path] = true
+	return v.onTheWay(path)
+}
+
+// takeDropped returns the watches the kernel dropped since it was last
+// asked, for the session to forget.
+func (d *due) takeDropped() []string {
+	dropped := d.drop
+	d.drop = d.drop[:0]
+	return dropped
 }
 
 // next says what the session is to do now, if anything: read again (with

@@ -1,7 +1,6 @@
 package file
 
 import (
-	"io/fs"
 	"slices"
 	"time"
 )
@@ -37,7 +36,6 @@ type judge struct {
 
 	heldBack time.Time // since when reads have been left to later writers; zero if the last was believed
 
-	drop []string // watches the kernel dropped, for the session to forget
 }
 
 func newJudge(t target, c caps, events bool, view *sight) *judge {
@@ -72,8 +70,10 @@ func (j *judge) event(ev event, f facts, now time.Time) eventKind {
 	if !relevant && !j.writer.on(ev, waiting) {
 		return eventIgnored
 	}
-	j.touch(name)
-	if ev.has(opRemove) && f.watched(name) && !slices.Contains(j.drop, name) {
+	if j.due.touch(name, j.view) {
+		j.chainTouched++ // the path may lead elsewhere now
+	}
+	if ev.has(opRemove) && f.watched(name) && !slices.Contains(j.due.drop, name) {
 		j.watchGone(name)
 	}
 	kind, ok := j.writer.witnessed(ev, waiting)
@@ -120,22 +120,12 @@ func (j *judge) act(kind eventKind, name string, f facts, now time.Time) {
 	}
 }
 
-// touch notes that an event named path since the last resolution. A name
-// on the way to the file (not the file itself, which in-place writes name)
-// means the path may lead elsewhere now.
-func (j *judge) touch(path string) {
-	j.due.touched[path] = true
-	if j.view.onTheWay(path) {
-		j.chainTouched++
-	}
-}
-
 // watchGone takes the kernel's word that the watch of a path went with
 // it: the session forgets it, and watches the path afresh, even if it is
 // back. A directory moved away takes the watches below it along: whatever
 // takes its place, they watch the old tree.
 func (j *judge) watchGone(name string) {
-	j.drop = append(j.drop, name)
+	j.due.drop = append(j.due.drop, name)
 	if !slices.Contains(j.view.files, name) && name != j.witnessKept() {
 		j.due.rewatch = true
 		j.watchesGone++
@@ -168,7 +158,7 @@ func (j *judge) written(name string, f facts, now time.Time) {
 		return
 	}
 	if j.writer.file == nil || j.writer.restat || !j.wait.blocksReads() {
-		j.beginWait(f.stat(name), name, f)
+		j.writer.begin(f.stat(name), name, j.caps.files, f, j.due.drop)
 	}
 	j.writer.writes++
 	j.wait.written(ReasonWrite, j.caps.closes, now)
@@ -191,33 +181,12 @@ func (j *judge) made(name string, f facts, now time.Time) {
 		j.wait.swapSeen()
 		j.due.look = true
 	case info.Size() == 0 && j.caps.closes:
-		j.beginWait(info, name, f)
+		j.writer.begin(info, name, j.caps.files, f, j.due.drop)
 		j.writer.writes++
 		j.wait.emptyWhileOpen(ReasonWrite, now)
 	default:
-		j.beginWait(info, name, f)
+		j.writer.begin(info, name, j.caps.files, f, j.due.drop)
 		j.writer.writes++
 		j.wait.written(ReasonWrite, j.caps.closes, now)
 	}
-}
-
-// beginWait notes the file a wait for writers begins for (info; nil if
-// not known), found at path, with the file's own watch as the wait's
-// witness (writerWait.begin), unless an event taken in this batch said
-// that watch went: the session forgets it once the batch is judged, and
-// nothing comes on it after that, so it is asked for the file's own watch
-// anew (see awaited).
-func (j *judge) beginWait(info fs.FileInfo, path string, f facts) {
-	j.writer.begin(info, path, j.caps.files, f)
-	if j.writer.watch != 0 && slices.Contains(j.drop, path) {
-		j.writer.watch = 0
-	}
-}
-
-// takeDropped returns the watches the kernel dropped since it was last
-// asked, for the session to forget.
-func (j *judge) takeDropped() []string {
-	d := j.drop
-	j.drop = j.drop[:0]
-	return d
 }

@@ -51,15 +51,7 @@ func (j *judge) refreshing(why Reason, t trust, homeWatched, unheard bool, f fac
 		// close, and the wait's cap still holds.
 		t = quieted
 	}
-	return j.mayRead(why, t, fresh)
-}
-
-// mayRead says whether a read of why and t is to be made now: not while
-// in-place writes are under way and it would not end the wait for them
-// (the wait's end, or the later writer's close, reads).
-func (j *judge) mayRead(why Reason, t trust, fresh bool) (readOrder, bool) {
-	o := readOrder{why: why, trust: t, fresh: fresh}
-	return o, !(j.wait.blocksReads() && (t == doubtful || t == closedByWriter))
+	return j.wait.mayRead(why, t, fresh)
 }
 
 // refreshDone ends a refresh: a wait that moved on in it is no longer
@@ -116,7 +108,7 @@ func (j *judge) read(r *reading, o *readOrder, via fs.FileInfo, f facts, now tim
 	lately := func(d time.Duration) bool { return waits && r.err == nil && r.c.writtenWithin(d, f, now) }
 	switch {
 	case t == heldOpen && doubted && r.err == nil:
-		j.beginWait(r.c.info, j.view.fileOf(r), f)
+		j.writer.begin(r.c.info, j.view.fileOf(r), j.caps.files, f, j.due.drop)
 		j.wait.emptyWhileOpen(r.why, now)
 		return verdictHold
 	case (t == doubtful || t == heldOpen || (t == quieted || t == capped) && r.err == nil) && doubted:
@@ -138,7 +130,7 @@ func (j *judge) read(r *reading, o *readOrder, via fs.FileInfo, f facts, now tim
 		// nothing says one holds it open (a rename may have brought it, or
 		// a read before took its writer's close), and a close that never
 		// comes would hold it back for maxWriterWait.
-		j.beginWait(r.c.info, j.view.fileOf(r), f)
+		j.writer.begin(r.c.info, j.view.fileOf(r), j.caps.files, f, j.due.drop)
 		j.wait.resume(j.caps.closes && !doubted, now)
 		return verdictHold
 	case (fresh || t == doubtful && !j.caps.closes && r.why != ReasonStart) && lately(j.wait.writerPause(j.caps.closes)):
@@ -187,7 +179,7 @@ func (j *judge) believe(r *reading) {
 // which an event showing a swap ends. info is the file it may be at work
 // on.
 func (j *judge) awaitUnseenWriter(why Reason, info fs.FileInfo, path string, f facts, now time.Time) {
-	j.beginWait(info, path, f)
+	j.writer.begin(info, path, j.caps.files, f, j.due.drop)
 	if j.caps.closes {
 		j.wait.unheardWriter(why, now)
 		return
@@ -221,7 +213,7 @@ func (j *judge) laterWriter(r *reading, queued, late []event, qf, lf facts, now 
 		for _, ev := range batch.evs {
 			k := j.event(ev, batch.f, now)
 			if taken != nil && *taken != nil {
-				*taken = append(*taken, takenEvent{kind: k, drops: len(j.drop)})
+				*taken = append(*taken, takenEvent{kind: k, drops: len(j.due.drop)})
 			}
 			lost = lost || ev.has(opRescan) // a write may have been lost with it
 		}
@@ -280,7 +272,7 @@ const (
 // whether a writer is done, so it is given a window.
 func (j *judge) guess(why Reason, now time.Time) {
 	if !j.wait.blocksReads() {
-		j.writer.begin(nil, "", false, nil) // no event names the file written
+		j.writer.begin(nil, "", false, nil, nil) // no event names the file written
 	}
 	j.wait.guess(why, now)
 }

@@ -287,7 +287,7 @@ func TestTheAwaitedFilesOwnWatchWitnessesItsEnd(t *testing.T) {
 		assert.Equal(t, eventLook, j.event(event{name: a, op: opRemove | opGone, watch: 5}, f, t0.Add(time.Millisecond)))
 		_, read := j.refreshing(ReasonEvent, doubtful, true, false, f)
 		assert.True(t, read, "the wait is over: the file the path shows now is read")
-		assert.Equal(t, []string{a}, j.drop, "its watch is forgotten")
+		assert.Equal(t, []string{a}, j.due.drop, "its watch is forgotten")
 		assert.False(t, j.due.rewatch, "a file's watch, not a directory's: nothing to watch again")
 	})
 	t.Run("an event on another file's watch", func(t *testing.T) {
@@ -317,7 +317,7 @@ func TestAWaitDoesNotTakeAWatchDroppedInItsBatchAsItsWitness(t *testing.T) {
 		{name: path, op: opWrite},  // and written in place
 	}
 	require.Equal(t, verdictHold, j.laterWriter(&r, queued, nil, f, f, t0.Add(time.Second), nil))
-	require.Equal(t, []string{path}, j.drop, "the session is to forget the path's watch")
+	require.Equal(t, []string{path}, j.due.drop, "the session is to forget the path's watch")
 	require.True(t, j.wait.blocksReads(), "the write is awaited")
 	assert.Empty(t, j.witnessKept(), "not with the watch the session forgets as its witness")
 	assert.Equal(t, path, j.awaited(), "the session is asked for the file's own watch anew")

@@ -406,6 +406,14 @@ func (w *readWait) writerPause(closes bool) time.Duration {
 	return w.window
 }
 
+// mayRead says whether a read of why and t is to be made now: not while
+// in-place writes are under way and it would not end the wait for them
+// (the wait's end, or the later writer's close, reads).
+func (w *readWait) mayRead(why Reason, t trust, fresh bool) (readOrder, bool) {
+	o := readOrder{why: why, trust: t, fresh: fresh}
+	return o, !(w.blocksReads() && (t == doubtful || t == closedByWriter))
+}
+
 // describe says what the wait is and when it ends, for traces.
 func (w *readWait) describe() string {
 	if w.state == waitNone {

@@ -294,7 +294,7 @@ func (s *session) judgeEvent(ev event, f facts) {
 	}
 	kind := s.j.event(ev, f, time.Now())
 	if traceHook != nil {
-		for _, p := range s.j.drop {
+		for _, p := range s.j.due.drop {
 			tracef(s.t.path, "watch gone %s", p)
 		}
 		traceEvent(s.t.path, &s.cw.view, ev, kind)
@@ -317,7 +317,7 @@ func (s *session) refresh(why Reason, t trust) error {
 		tracef(s.t.path, "refresh %s %s", why, t)
 	}
 	if !s.events() {
-		if o, ok := s.j.mayRead(why, t, false); ok {
+		if o, ok := s.j.wait.mayRead(why, t, false); ok {
 			s.read(o)
 		} else {
 			traceLeft(s.t.path, why, t, s.j.wait.state)
@@ -427,7 +427,7 @@ func (s *session) askQueue(r *reading, now time.Time) verdict {
 	}
 	v := s.j.laterWriter(r, queued, late, qf, lf, now, &taken)
 	if traceHook != nil {
-		traceTaken(s.t.path, &s.cw.view, append(queued, late...), taken, s.j.drop)
+		traceTaken(s.t.path, &s.cw.view, append(queued, late...), taken, s.j.due.drop)
 	}
 	return v
 }
@@ -458,7 +458,7 @@ func drain(ch <-chan event, queued, late []event) ([]event, []event, bool) {
 // those the kernel dropped, and watches the file a wait is for by itself,
 // as its witness.
 func (s *session) judged() {
-	for _, p := range s.j.takeDropped() {
+	for _, p := range s.j.due.takeDropped() {
 		s.ws.drop(p)
 	}
 	if p := s.j.awaited(); p != "" {

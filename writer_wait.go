@@ -1,6 +1,9 @@
 package file
 
-import "io/fs"
+import (
+	"io/fs"
+	"slices"
+)
 
 // writerWait is what a session knows of the writers a wait is for: which
 // file they write, how many writes were heard, and the file's own watch,
@@ -23,15 +26,19 @@ type writerWait struct {
 // and path, where it was found ("" if not known). Where the notifier can
 // watch a file by itself (files), the wait takes the file's own watch as
 // its witness: the one the path has if it was added for that file, or one
-// the session adds now (asked).
-func (w *writerWait) begin(info fs.FileInfo, path string, files bool, f facts) {
+// the session adds now (asked). Not one of dropped, which an event taken
+// in the same batch said went: the session forgets it once the batch is
+// judged, and nothing comes on it after that.
+func (w *writerWait) begin(info fs.FileInfo, path string, files bool, f facts, dropped []string) {
 	w.file, w.restat, w.seen = info, false, w.writes
 	w.path, w.watch, w.gone = "", 0, false
 	if info == nil || path == "" || !files {
 		return
 	}
 	w.path = path
-	w.watch = f.ownWatch(path, info)
+	if !slices.Contains(dropped, path) {
+		w.watch = f.ownWatch(path, info)
+	}
 }
 
 // asked is the path of the file a wait is for, while the wait (running if
