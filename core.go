@@ -414,3 +414,18 @@ func (c *core) recordSubPath() {
 	defer c.mu.Unlock()
 	c.stats.subPath = true
 }
+
+// startable returns why Watch cannot start now: a watch runs, or the path
+// does not resolve. The stock provider checks in the same order.
+func (c *core) startable() error {
+	c.mu.Lock()
+	running := c.w != nil && !c.w.stopped()
+	c.mu.Unlock()
+	switch {
+	case running:
+		return ErrAlreadyWatching
+	case c.t.opts.waitForPath:
+		return nil
+	}
+	return c.missing()
+}

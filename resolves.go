@@ -14,22 +14,8 @@ import (
 // that removes the file and expects an error, a service that must not run
 // without its config). Once a watch has started, it never ends on its own:
 // a path that goes away later is waited for. [WithWaitForPath] waives the
-// check, for a service started before its file exists.
-
-// startable returns why Watch cannot start now: a watch runs, or the path
-// does not resolve. The stock provider checks in the same order.
-func (c *core) startable() error {
-	c.mu.Lock()
-	running := c.w != nil && !c.w.stopped()
-	c.mu.Unlock()
-	switch {
-	case running:
-		return ErrAlreadyWatching
-	case c.t.opts.waitForPath:
-		return nil
-	}
-	return c.missing()
-}
+// check, for a service started before its file exists (see
+// core.startable).
 
 // missing says why the file's path does not resolve now, or nil.
 func (f *fileSubject) missing() error {
