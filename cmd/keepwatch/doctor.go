@@ -57,6 +57,7 @@ type report struct {
 	troubled  []string         // the targets with a problem, in order
 	count     [problem + 1]int // the findings of each severity
 	said      map[string]bool  // findings made once for all the targets, by key
+	wait      bool             // judged as a program giving file.WithWaitForPath
 }
 
 // once reports whether the finding of key was made already, and notes it.
@@ -95,12 +96,13 @@ func doctorCmd(args []string, stdout, stderr io.Writer) error {
 	table := fs.String("mountinfo", mountinfo.Path, "mount table to read (copy a pod's /proc/1/mountinfo to check it elsewhere)")
 	maxSize := fs.Int64("max-size", 16<<20, "the largest file (or set, all its files together) the provider will read")
 	setDir := fs.String("set", "", "judge the arguments as the files of one file.Set in `DIR`, named relative to it")
+	wait := fs.Bool("wait", false, "judge as a program that gives file.WithWaitForPath: a PATH that does not exist yet is waited for, not a problem")
 	targets, err := parseTargets(fs, setDir, args, stderr)
 	if err != nil {
 		return err
 	}
 
-	r := &report{out: stdout}
+	r := &report{out: stdout, wait: *wait}
 	fmt.Fprintf(stdout, "keepwatch doctor %s\n", strings.Join(args, " "))
 	for _, t := range targets {
 		fmt.Fprintf(stdout, "\n%s: %s\n", t.arg, t.what())
@@ -140,7 +142,7 @@ func (r *report) single(abs string, maxSize int64, table string) {
 	c := r.chain(abs)
 	r.file(c.Real, maxSize)
 	r.access(abs, c.Real)
-	r.watchStarts(keepwatch.Provider(abs, probing...))
+	r.watchStarts(keepwatch.Provider(abs, r.probing()...))
 	r.layout(abs)
 	r.mount(abs, c.Real, table)
 	// Where the file is, or where its resolution stopped: the filesystem
@@ -172,6 +174,8 @@ func (r *report) hops(c *chain.Chain) {
 		r.add(info, label, "%s -> %s", h.Link, h.Target)
 	}
 	switch {
+	case c.Err != nil && r.wait && errors.Is(c.Err, fs.ErrNotExist):
+		r.add(warn, "chain", "%v: not there yet; with file.WithWaitForPath() the watch waits for it and reads it when it comes", c.Err)
 	case c.Err != nil:
 		r.add(problem, "chain", "%v", c.Err)
 	case len(c.Hops) == 0:
@@ -186,6 +190,15 @@ func (r *report) hops(c *chain.Chain) {
 // process's (which the limits check counts), and quiet.
 var probing = []keepwatch.Option{keepwatch.WithPolling(time.Hour), keepwatch.WithRecheckInterval(0),
 	keepwatch.WithLogger(slog.New(slog.DiscardHandler))}
+
+// probing gives the probe's options, with WithWaitForPath where the
+// program being judged gives it (-wait).
+func (r *report) probing() []keepwatch.Option {
+	if r.wait {
+		return append(slices.Clip(probing), keepwatch.WithWaitForPath())
+	}
+	return probing
+}
 
 // watchStarts asks the library whether Watch starts on the target now, and
 // says so if it does not: on a path that does not resolve, Watch fails as

@@ -34,7 +34,7 @@ func (r *report) set(t target, maxSize int64, table string) {
 			r.whole(t, len(names), maxSize)
 		}
 	}
-	r.watchStarts(t.set(anyParser{}, probing...))
+	r.watchStarts(t.set(anyParser{}, r.probing()...))
 	r.setMount(t.path, c.Real, files, table)
 	r.filesystem(home)
 	var read []string // the members as the set reads them

@@ -18,7 +18,8 @@
 //
 // doctor exits with status 1 when it finds a problem that stops hot reload
 // (a subPath mount, a missing or unreadable file), 0 otherwise; both exit
-// with status 2 on a usage error.
+// with status 2 on a usage error. Both take -wait for a program that gives
+// file.WithWaitForPath: a PATH that does not exist yet is waited for.
 package main
 
 import (

@@ -90,11 +90,24 @@ func TestDoctorOnBadPaths(t *testing.T) {
 	// provider's does, unless the program gives WithWaitForPath.
 	assert.Contains(t, stdout, "PROBLEM  watch       Watch fails now: watch "+filepath.Join(dir, "missing.yaml")+": no such file or directory (as koanf's stock provider's); with file.WithWaitForPath() it starts, and waits for the path")
 
+	// With -wait, judged as a program giving WithWaitForPath: its Watch
+	// starts and waits, so the missing path is a warning, file and set alike.
+	for _, arg := range []string{filepath.Join(dir, "missing.yaml"), filepath.Join(dir, "conf.d") + "/"} {
+		stdout, _, code = runCmd(t, "doctor", "-wait", arg)
+		assert.Equal(t, 0, code, arg)
+		assert.Contains(t, stdout, "warn     chain       lstat "+strings.TrimSuffix(arg, "/")+": no such file or directory: not there yet; with file.WithWaitForPath() the watch waits for it", arg)
+		assert.NotContains(t, stdout, "PROBLEM", arg)
+		assert.Contains(t, stdout, "verdict: hot reload will work with keepwatch", arg)
+	}
+
 	require.NoError(t, os.Symlink("loop", filepath.Join(dir, "loop")))
 	stdout, _, code = runCmd(t, "doctor", filepath.Join(dir, "loop"))
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stdout, "too many levels of symbolic links")
 	assert.Contains(t, stdout, "PROBLEM  watch       Watch fails now: watch "+filepath.Join(dir, "loop")+": too many levels of symbolic links")
+	stdout, _, code = runCmd(t, "doctor", "-wait", filepath.Join(dir, "loop"))
+	assert.Equal(t, 1, code, "a loop is no path that is not there yet")
+	assert.Contains(t, stdout, "PROBLEM  chain")
 
 	// A set's directory that is missing: Watch fails on it too.
 	stdout, _, code = runCmd(t, "doctor", filepath.Join(dir, "conf.d")+"/")
