@@ -2,8 +2,8 @@
 //
 // Copied from github.com/knadh/koanf, providers/k8smount/helper_test.go at
 // commit 31dd449122a159ed38ac62fd48491cbb81902859 (2026-07-08), the
-// k8smount provider v0.1.0. Changed: nothing but this header.
-// Nothing else. The mock volume (mock/mount) is upstream's too.
+// k8smount provider v0.1.0. Changed: nothing but this header. The mock
+// volume (mock/mount) is upstream's too.
 //
 // koanf is distributed under the MIT License:
 //

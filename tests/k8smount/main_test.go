@@ -6,10 +6,9 @@ import (
 	"go.uber.org/goleak"
 )
 
-// Upstream's tests with keepwatch's drop-in leak nothing: Unwatch stops
-// the watch. The process's one inotify instance, shared by every watch,
-// outlives them, and so does the goroutine of a watch whose Unwatch did
-// not wait for it (upstream's Unwatch does not wait either).
+// Upstream's tests with keepwatch's drop-in leak nothing once Unwatch has
+// stopped their watches. The process's one inotify instance, shared by
+// every watch, outlives them, with its reader's two goroutines.
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m,
 		goleak.IgnoreAnyFunction("github.com/keepwatch/file.(*inotifyBackend).readEvents"),
