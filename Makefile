@@ -127,7 +127,7 @@ BENCHTLS_FLAGS ?=
 # A module of its own (tests/certwatcher), so that controller-runtime never
 # enters the library's graph. Its first build takes minutes (client-go).
 bench-tls: ## tlscert and controller-runtime's certwatcher through the same Secret rotations while clients handshake (BENCHTLS_FLAGS="-rotations 10 -idle 5s" for a short run)
-	cd tests/certwatcher && $(GO) run . $(BENCHTLS_FLAGS)
+	cd tests/certwatcher && $(GO) vet ./... && $(GO) run . $(BENCHTLS_FLAGS)
 
 SCENARIO    ?= kubelet
 PROFILETIME ?= 5000x

@@ -138,3 +138,23 @@ func TestTheDocsCleanTestIsRun(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, fn(string(run)), fn(shown))
 }
+
+// The certwatcher program docs/kubernetes.md shows is a fragment there
+// (this module does not take controller-runtime); tests/certwatcher builds
+// it, and this keeps the two the same.
+func TestTheCertwatcherProgramIsTheOneBuilt(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/kubernetes.md")
+	require.NoError(t, err)
+	var shown []string
+	for _, b := range goBlocks("docs/kubernetes.md", string(doc)) {
+		if strings.Contains(b.src, "certwatcher.New(") {
+			shown = append(shown, b.src)
+		}
+	}
+	require.Len(t, shown, 1, "one certwatcher program in docs/kubernetes.md")
+	built, err := os.ReadFile("../certwatcher/docprogram/main.go")
+	require.NoError(t, err)
+	_, program, ok := strings.Cut(string(built), "\npackage main\n")
+	require.True(t, ok)
+	assert.Equal(t, shown[0], "package main\n"+program)
+}
