@@ -62,7 +62,8 @@ func (c *chainWatch) afterRead(all bool) error {
 	}
 	if missing := c.ws.missing(&c.view, all); len(missing) > 0 {
 		added, err := c.ws.add(&c.view, missing, c.traceAdd)
-		if vanished(err) || (err == nil && c.ws.refused[c.view.home] != nil) {
+		gone := vanished(err)
+		if gone || (err == nil && c.ws.refused[c.view.home] != nil) {
 			// A directory vanished under us, or the file's directory
 			// refused a watch, which plans the one above: resolve until
 			// still.
@@ -71,7 +72,14 @@ func (c *chainWatch) afterRead(all bool) error {
 		if err != nil {
 			return err
 		}
-		if added > 0 {
+		switch {
+		case gone:
+			// What the read was made through went before its watch came:
+			// the read may not be what is there now, and no event may
+			// say so (the new watches came after the removal). Look
+			// again, as at a chain that moved.
+			c.j.due.watchesAdded(true, 0, 0)
+		case added > 0:
 			v := c.subj.resolve(c.want, nil, nil)
 			moved := !v.same(&c.view)
 			var st signature

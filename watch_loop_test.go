@@ -345,6 +345,56 @@ func TestAChainThatMovesDuringTheAddIsFollowed(t *testing.T) {
 	})
 }
 
+// A directory the new chain leads through that is removed between the
+// read and its watch's Add (kubelet's old payload, a tree removed whole):
+// the Add fails, the path resolves elsewhere or nowhere now, and what the
+// read found is no longer what is there. It is looked at again; here the
+// file is gone, and that is reported once it has lasted a window, not left
+// to the re-check. (Found by TestAStockRestartWrapperWorksUnchanged on the
+// fsnotify backend, whose events on the removed tree told nothing more.)
+func TestADirectoryRemovedBeforeItsWatchIsAddedIsLookedAtAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		root := t.TempDir()
+		for _, d := range []string{"etc", "a", "b"} {
+			require.NoError(t, os.Mkdir(filepath.Join(root, d), 0o755))
+		}
+		for _, d := range []string{"a", "b"} {
+			write(t, filepath.Join(root, d, "real"), d+"\n")
+		}
+		link := filepath.Join(root, "etc", "config")
+		require.NoError(t, os.Symlink("../a/real", link))
+		_, r, fs := watchedFake(t, link, WithQuietWindow(testQuiet))
+		n := fs.last()
+
+		var once sync.Once
+		fs.set(func(fs *fakes) {
+			fs.addErr = func(dir string) error {
+				if dir != filepath.Join(root, "b") {
+					return nil
+				}
+				gone := false
+				once.Do(func() { // removed after the read, before its watch
+					require.NoError(t, os.RemoveAll(dir))
+					gone = true
+				})
+				if gone {
+					return syscall.ENOENT
+				}
+				return nil
+			}
+		})
+		require.NoError(t, os.Remove(link))
+		require.NoError(t, os.Symlink("../b/real", link))
+		send(n, link, opCreate)
+		synctest.Wait()
+		assert.Equal(t, []string{"b\n"}, r.contents())
+
+		advance(testQuiet)
+		require.Len(t, r.errs(), 1, "the file went with its directory: %s", r)
+		assert.ErrorIs(t, r.errs()[0], os.ErrNotExist)
+	})
+}
+
 // A file missing for less than a quiet window, as in a remove-then-create
 // swap of ..data, is the middle of an update: nothing is reported, and the
 // new content is delivered as soon as it is there.
