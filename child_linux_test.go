@@ -48,6 +48,16 @@ func inMountNamespace(t *testing.T) bool {
 	return false
 }
 
+// nobodysTempDir is a temporary directory the user nobody may enter, with
+// its parent: t.TempDir makes them 0700.
+func nobodysTempDir(t *testing.T) string {
+	t.Helper()
+	base := t.TempDir()
+	require.NoError(t, os.Chmod(filepath.Dir(base), 0o755))
+	require.NoError(t, os.Chmod(base, 0o755))
+	return base
+}
+
 // asNobody runs the test again in a child process as the user nobody and
 // the group nogroup (65534), with env added to its environment. It returns
 // true in the child and false in the parent. It needs root.

@@ -436,9 +436,7 @@ func inUnlistableDirAsNobody(t *testing.T) (path string, child bool) {
 	if inChild(t) {
 		return filepath.Join(os.Getenv(envDir), "key.pem"), true
 	}
-	base := t.TempDir()
-	require.NoError(t, os.Chmod(filepath.Dir(base), 0o755))
-	require.NoError(t, os.Chmod(base, 0o755))
+	base := nobodysTempDir(t)
 	dir := filepath.Join(base, "private")
 	require.NoError(t, os.Mkdir(dir, 0o731))
 	require.NoError(t, os.Chmod(dir, 0o731))

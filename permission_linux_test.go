@@ -31,9 +31,7 @@ func TestADirectoryMadeEnterableAgainIsSeenOnItsParentsEvent(t *testing.T) {
 		if os.Geteuid() != 0 {
 			t.Skip("changing user needs root")
 		}
-		base := t.TempDir()
-		require.NoError(t, os.Chmod(filepath.Dir(base), 0o755))
-		require.NoError(t, os.Chmod(base, 0o755))
+		base := nobodysTempDir(t)
 		conf := filepath.Join(base, "conf")
 		require.NoError(t, os.Mkdir(conf, 0o755))
 		write(t, filepath.Join(conf, "config.yaml"), "v1\n")

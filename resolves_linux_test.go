@@ -19,9 +19,7 @@ func TestWatchWhereADirectoryCannotBeEnteredFails(t *testing.T) {
 		if os.Geteuid() != 0 {
 			t.Skip("changing user needs root")
 		}
-		base := t.TempDir()
-		require.NoError(t, os.Chmod(filepath.Dir(base), 0o755))
-		require.NoError(t, os.Chmod(base, 0o755))
+		base := nobodysTempDir(t)
 		dir := filepath.Join(base, "locked")
 		require.NoError(t, os.Mkdir(dir, 0o700))
 		require.NoError(t, os.Chmod(dir, 0o700))

@@ -66,9 +66,7 @@ func TestAFileEmptiedThenAppendedToByAWriterThatKeepsItOpen(t *testing.T) {
 
 		truncated(t, n, path)
 		advance(heldOpenWindow / 2)
-		write(t, path, "v2\n")
-		stamp(t, path)
-		send(n, path, opWrite)
+		writing(t, n, path, "v2\n")
 		advance(heldOpenWindow - time.Nanosecond)
 		assert.Empty(t, r.calls())
 		advance(time.Nanosecond)
@@ -162,12 +160,8 @@ func TestAProducerThatPausesHoldingTheFileOpenIsReadWhole(t *testing.T) {
 				write(t, path, "v1\n")
 				r, n := watchedOnLinux(t, path)
 
-				write(t, path, "") // the shell's O_TRUNC
-				stamp(t, path)
-				send(n, path, opWrite)
-				write(t, path, "part: 1\n")
-				stamp(t, path)
-				send(n, path, opWrite)
+				writing(t, n, path, "") // the shell's O_TRUNC
+				writing(t, n, path, "part: 1\n")
 				advance(pause)
 				assert.Empty(t, r.calls(), "read half done")
 				finish(t, n, path, "part: 1\npart: 2\n")
@@ -190,9 +184,7 @@ func TestAProducerPausingLongerThanTheWindowIsReadThenReadAgainAtItsClose(t *tes
 		write(t, path, "v1\n")
 		r, n := watchedOnLinux(t, path)
 
-		write(t, path, "part: 1\n")
-		stamp(t, path)
-		send(n, path, opWrite)
+		writing(t, n, path, "part: 1\n")
 		advance(heldOpenWindow - time.Nanosecond)
 		assert.Empty(t, r.calls())
 		advance(time.Nanosecond)
@@ -219,9 +211,7 @@ func TestAWriterThatKeepsWritingIsReadAtTheCap(t *testing.T) {
 		var data string
 		for i := 0; time.Since(began) < maxWriterWait; i++ {
 			data += fmt.Sprintf("chunk: %d\n", i)
-			write(t, path, data)
-			stamp(t, path)
-			send(n, path, opWrite)
+			writing(t, n, path, data)
 			synctest.Wait()
 			require.Empty(t, r.calls(), "read %v after the first write", time.Since(began))
 			advance(heldOpenWindow * 9 / 10)
@@ -256,9 +246,7 @@ func TestAWriterNoEventToldOfIsGivenAShortPause(t *testing.T) {
 		retarget(t, path, t3)
 		send(n, path, opCreate)
 		synctest.Wait()
-		write(t, t3, "v3: half\nand more\n") // its writer is at it, and heard now
-		stamp(t, t3)
-		send(n, t3, opWrite)
+		writing(t, n, t3, "v3: half\nand more\n") // its writer is at it, and heard now
 		began := time.Now()
 		advance(heldOpenWindow - time.Nanosecond)
 		assert.Equal(t, []string{"v2\n"}, r.contents())
@@ -279,23 +267,15 @@ func TestWithoutClosesWritesAreReadAfterTheQuietWindow(t *testing.T) {
 		write(t, path, "v1\n")
 		r, n := watchedThrough(t, path, &fakes{})
 
-		write(t, path, "") // truncate -s 0
-		stamp(t, path)
-		send(n, path, opWrite)
+		writing(t, n, path, "") // truncate -s 0
 		advance(2 * time.Millisecond)
-		write(t, path, "v2\n") // >>
-		stamp(t, path)
-		send(n, path, opWrite)
+		writing(t, n, path, "v2\n") // >>
 		advance(testQuiet)
 		assert.Equal(t, []string{"v2\n"}, r.contents())
 
-		write(t, path, "part: 1\n")
-		stamp(t, path)
-		send(n, path, opWrite)
+		writing(t, n, path, "part: 1\n")
 		advance(300 * time.Millisecond)
-		write(t, path, "part: 1\npart: 2\n")
-		stamp(t, path)
-		send(n, path, opWrite)
+		writing(t, n, path, "part: 1\npart: 2\n")
 		advance(testQuiet)
 		assert.Equal(t, []string{"v2\n", "part: 1\n", "part: 1\npart: 2\n"}, r.contents())
 	})
@@ -312,9 +292,7 @@ func TestAWriterWhoseEventsWereLostKeepsItsWindow(t *testing.T) {
 		write(t, path, "v1\n")
 		r, n := watchedOnLinux(t, path)
 
-		write(t, path, "part: 1\n")
-		stamp(t, path)
-		send(n, path, opWrite)
+		writing(t, n, path, "part: 1\n")
 		send(n, "", opRescan) // the rest of the burst lost
 		advance(800 * time.Millisecond)
 		assert.Empty(t, r.calls(), "read half done")
@@ -323,9 +301,7 @@ func TestAWriterWhoseEventsWereLostKeepsItsWindow(t *testing.T) {
 		assert.Equal(t, []string{"part: 1\npart: 2\n"}, r.contents(), "read at the close")
 
 		// The close lost with the burst: read once the window is out.
-		write(t, path, "v3\n")
-		stamp(t, path)
-		send(n, path, opWrite)
+		writing(t, n, path, "v3\n")
 		send(n, "", opRescan)
 		began := time.Now()
 		advance(heldOpenWindow - time.Nanosecond)
@@ -367,9 +343,7 @@ func TestAReadAtTheCapEndsTheHoldingBackOfReads(t *testing.T) {
 		// That writer never pauses for a window, and is read at the cap.
 		for i := 0; len(r.calls()) == 0; i++ {
 			require.Less(t, i, 100)
-			write(t, path, fmt.Sprintf("v3: %d\n", i))
-			stamp(t, path)
-			send(n, path, opWrite)
+			writing(t, n, path, fmt.Sprintf("v3: %d\n", i))
 			advance(heldOpenWindow * 9 / 10)
 		}
 		capped := r.contents()

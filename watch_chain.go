@@ -54,8 +54,8 @@ func (c *chainWatch) resume() {
 // kernel dropped among them (the file's own, after a rename over it, the
 // only one where its directory cannot be listed) is added again here, on
 // whatever the path shows now. A change between the read and the Add
-// shows in the stat, and is read again as where no watch saw writers. A
-// poll session watches nothing.
+// shows in the stat, or in a directory gone by its Add, and is read again
+// as where no watch saw writers. A poll session watches nothing.
 func (c *chainWatch) afterRead(all bool) error {
 	if !c.events {
 		return nil

@@ -31,13 +31,20 @@ func stamp(t *testing.T, path string) {
 	require.NoError(t, os.Chtimes(path, now, now))
 }
 
-// finish ends a writer's work on path: what it wrote is data, stamped now,
-// and its last write and its close come as events.
-func finish(t *testing.T, n *fakeNotifier, path, data string) {
+// writing is a writer at work on path: what it has written is data,
+// stamped now, and its write comes as an event.
+func writing(t *testing.T, n *fakeNotifier, path, data string) {
 	t.Helper()
 	write(t, path, data)
 	stamp(t, path)
 	send(n, path, opWrite)
+}
+
+// finish ends a writer's work on path: what it wrote is data, stamped now,
+// and its last write and its close come as events.
+func finish(t *testing.T, n *fakeNotifier, path, data string) {
+	t.Helper()
+	writing(t, n, path, data)
 	send(n, path, opClose)
 }
 
@@ -273,9 +280,7 @@ func TestADirectoryTouchedWhileAReadIsJudgedStillHasItRead(t *testing.T) {
 				fs := &fakes{caps: c.caps, buffered: true}
 				r, n := watchedThrough(t, path, fs)
 
-				write(t, path, "v2\n")
-				stamp(t, path)
-				send(n, path, opWrite)
+				writing(t, n, path, "v2\n")
 				synctest.Wait()
 				fs.set(func(fs *fakes) {
 					fs.onSync = func(n *fakeNotifier) {
@@ -571,9 +576,7 @@ func TestAWaitsEndThatFindsAnotherFileJudgesItAfresh(t *testing.T) {
 		write(t, path, "v1\n")
 		r, n := watchedOnLinux(t, path)
 
-		write(t, path, "v2\n") // in place, by a writer that keeps it open
-		stamp(t, path)
-		send(n, path, opWrite)
+		writing(t, n, path, "v2\n") // in place, by a writer that keeps it open
 		synctest.Wait()
 		replace(t, path, "") // renamed over it; its event never comes
 		stamp(t, path)
@@ -625,11 +628,9 @@ func TestATouchWhileAWritersCloseIsAwaitedDeliversNothing(t *testing.T) {
 		write(t, path, "v1\n")
 		r, n := watchedOnLinux(t, path)
 
-		write(t, path, "") // its truncation
-		stamp(t, path)
-		send(n, path, opWrite)
-		advance(2 * testQuiet) // its pause: the close is awaited
-		stamp(t, path)         // touch
+		writing(t, n, path, "") // its truncation
+		advance(2 * testQuiet)  // its pause: the close is awaited
+		stamp(t, path)          // touch
 		send(n, path, opAttrib)
 		advance(5 * testQuiet)
 		assert.Empty(t, r.contents())
@@ -687,9 +688,7 @@ func TestWritesHeardAfterARenameBurstGetACapOfTheirOwn(t *testing.T) {
 				}
 				send(n, path, opWrite)
 				advance(testQuiet * 6 / 10)
-				write(t, path, "new: half and the rest\n")
-				stamp(t, path)
-				send(n, path, opWrite)
+				writing(t, n, path, "new: half and the rest\n")
 				advance(3 * testQuiet)
 
 				assert.Equal(t, []string{"new: half and the rest\n"}, r.contents()[before:], "read half written")
@@ -1081,9 +1080,7 @@ func TestTheWitnessOfAWaitIsNoWatchedDirectory(t *testing.T) {
 		synctest.Wait()
 		n := fs.last()
 
-		write(t, file, "v2: half")
-		stamp(t, file)
-		send(n, file, opWrite)
+		writing(t, n, file, "v2: half")
 		synctest.Wait()
 		tmp := filepath.Join(dir, "tmp")
 		require.NoError(t, os.Link(file, tmp))
