@@ -356,3 +356,21 @@ func TestAppendJoinIsJoin(t *testing.T) {
 		}
 	}
 }
+
+// hears reports whether a subscription of the hub wants the events of
+// path, and a watch covers its directory, so that a writer of the file
+// there is heard from its first write on.
+func (h *hub) hears(path string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.names[path] == nil {
+		return false
+	}
+	dir := filepath.Dir(path)
+	for _, w := range h.watches {
+		if len(w.paths[dir]) > 0 {
+			return true
+		}
+	}
+	return false
+}

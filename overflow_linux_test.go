@@ -29,6 +29,13 @@ func maxQueuedEvents(t *testing.T) int {
 	return n
 }
 
+// maxEventsPerRead is how many events a reader of the instance can take
+// out of the kernel's queue in one read before it blocks handing them on:
+// fsnotify reads 64 KiB at a time, 4096 events of 16 bytes. A reader that
+// wakes late, on a loaded machine, takes that many, and a burst must be
+// longer than the queue by as much to overflow it whenever the reader woke.
+const maxEventsPerRead = 4096
+
 // flood makes n events that a watch of path wants: it changes the mode of
 // path and of its directory, turn about, so that the kernel cannot merge
 // them (it merges an event with an identical one not yet read).
@@ -68,7 +75,7 @@ func floodWhileBlocked(t *testing.T, more func(path string), opts ...Option) *re
 
 	replace(t, path, "v2\n")
 	g.reached(t)
-	flood(t, path, maxQueuedEvents(t)+2000)
+	flood(t, path, maxQueuedEvents(t)+maxEventsPerRead+2000)
 	if more != nil {
 		more(path)
 	}
