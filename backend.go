@@ -1,5 +1,7 @@
 package file
 
+import "github.com/keepwatch/file/internal/decide"
+
 // backend is the kernel side of the shared watcher: inotify on Linux
 // (backend_linux.go), fsnotify elsewhere (backend_fsnotify.go). The hub
 // multiplexes it among the notifiers of every session.
@@ -21,11 +23,11 @@ type backend interface {
 	// need not know: nothing waits on it there.
 	Sync()
 	// Caps says what the backend can see.
-	Caps() caps
+	Caps() decide.Caps
 	// Inode says which inode the watch id is of, whatever the path it was
 	// added by shows now, or that the kernel dropped it, and reports
 	// whether the backend can tell.
-	Inode(id int) (watchedInode, bool)
+	Inode(id int) (decide.WatchedInode, bool)
 	// Close stops the backend's goroutines, waits for them and releases
 	// the kernel's resources. It is idempotent. It must not be called from
 	// the handler, which runs on them.
@@ -46,22 +48,13 @@ type handler interface {
 
 // rawEvent is what a backend reports: op happened to the entry name of the
 // watched directory id, or, with no name, to the watched inode itself. An
-// event for everyWatch is an opRescan: of every watch when its name is
+// event for everyWatch is an OpRescan: of every watch when its name is
 // empty (events were lost), of the watches of the paths through the mount
 // point it names otherwise (the mount table changed there).
 type rawEvent struct {
 	id   int
 	name string
-	op   op
-}
-
-// watchedInode is what a backend can say of the inode a watch is of: its
-// device (as stat(2) gives it) and number while the watch lasts; gone once
-// the kernel dropped the watch, its inode deleted or its filesystem
-// unmounted.
-type watchedInode struct {
-	dev, ino uint64
-	gone     bool
+	op   decide.Op
 }
 
 // everyWatch is the id of an event about more than one watch.

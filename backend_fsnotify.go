@@ -2,6 +2,7 @@ package file
 
 import (
 	"errors"
+	"github.com/keepwatch/file/internal/decide"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -122,10 +123,10 @@ func (b *fsnotifyBackend) Remove(id int) {
 	}
 }
 
-func (b *fsnotifyBackend) Caps() caps { return caps{} }
+func (b *fsnotifyBackend) Caps() decide.Caps { return decide.Caps{} }
 
 // Inode cannot tell: fsnotify keeps its watches by path.
-func (b *fsnotifyBackend) Inode(int) (watchedInode, bool) { return watchedInode{}, false }
+func (b *fsnotifyBackend) Inode(int) (decide.WatchedInode, bool) { return decide.WatchedInode{}, false }
 
 // Sync does not wait: fsnotify reports no closes, and only a close's read
 // waits for what came after it.
@@ -226,7 +227,7 @@ func (b *fsnotifyBackend) handOn() {
 		b.queue, b.lost = nil, false
 		b.mu.Unlock()
 		if lost {
-			b.h.events([]rawEvent{{id: everyWatch, op: opRescan}})
+			b.h.events([]rawEvent{{id: everyWatch, op: decide.OpRescan}})
 		}
 		if len(batch) > 0 {
 			b.h.events(batch)
@@ -254,19 +255,19 @@ func (b *fsnotifyBackend) translateLocked(ev fsnotify.Event) []rawEvent {
 }
 
 // opOf translates an fsnotify operation.
-func opOf(o fsnotify.Op) op {
-	var out op
+func opOf(o fsnotify.Op) decide.Op {
+	var out decide.Op
 	if o.Has(fsnotify.Create) {
-		out |= opCreate
+		out |= decide.OpCreate
 	}
 	if o.Has(fsnotify.Remove) || o.Has(fsnotify.Rename) {
-		out |= opRemove
+		out |= decide.OpRemove
 	}
 	if o.Has(fsnotify.Write) {
-		out |= opWrite
+		out |= decide.OpWrite
 	}
 	if o.Has(fsnotify.Chmod) {
-		out |= opAttrib
+		out |= decide.OpAttrib
 	}
 	return out
 }

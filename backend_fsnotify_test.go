@@ -1,6 +1,7 @@
 package file
 
 import (
+	"github.com/keepwatch/file/internal/decide"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -46,7 +47,7 @@ func (s *selfRemovals) events(batch []rawEvent) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, ev := range batch {
-		if ev.name == "" && ev.op&opRemove != 0 {
+		if ev.name == "" && ev.op&decide.OpRemove != 0 {
 			s.ids[ev.id] = true
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"github.com/keepwatch/file/internal/decide"
 	"os"
 	"runtime"
 	"slices"
@@ -158,8 +159,8 @@ func (b *inotifyBackend) handOnLocked(n int) {
 	clear(b.batch) // its names are not to be kept alive until the next batch
 }
 
-func (b *inotifyBackend) Caps() caps {
-	return caps{closes: true, ancestors: true, files: true}
+func (b *inotifyBackend) Caps() decide.Caps {
+	return decide.Caps{Closes: true, Ancestors: true, Files: true}
 }
 
 // Inode names the inode of the watch id from the kernel's account of the
@@ -167,17 +168,17 @@ func (b *inotifyBackend) Caps() caps {
 // watch the kernel dropped is no longer listed. It costs a read of one
 // line per watch of the process: it is asked only where a path cannot
 // answer (see watchSet.addAwaited).
-func (b *inotifyBackend) Inode(id int) (watchedInode, bool) {
+func (b *inotifyBackend) Inode(id int) (decide.WatchedInode, bool) {
 	rc, err := b.in.SyscallConn()
 	if err != nil {
-		return watchedInode{}, false
+		return decide.WatchedInode{}, false
 	}
 	var info []byte
 	var rerr error
 	if err := rc.Control(func(fd uintptr) {
 		info, rerr = os.ReadFile("/proc/self/fdinfo/" + strconv.Itoa(int(fd)))
 	}); err != nil || rerr != nil {
-		return watchedInode{}, false
+		return decide.WatchedInode{}, false
 	}
 	return watchInode(info, id)
 }
@@ -185,27 +186,27 @@ func (b *inotifyBackend) Inode(id int) (watchedInode, bool) {
 // watchInode finds the watch id in an inotify descriptor's fdinfo, whose
 // watches are lines "inotify wd:<hex> ino:<hex> sdev:<hex> ...", sdev the
 // kernel's encoding of the device. A watch not listed is gone.
-func watchInode(info []byte, id int) (watchedInode, bool) {
+func watchInode(info []byte, id int) (decide.WatchedInode, bool) {
 	prefix := "inotify wd:" + strconv.FormatInt(int64(id), 16) + " "
 	for line := range strings.Lines(string(info)) {
 		if !strings.HasPrefix(line, prefix) {
 			continue
 		}
-		var w watchedInode
+		var w decide.WatchedInode
 		var gotIno, gotDev bool
 		for _, field := range strings.Fields(line) {
 			switch k, v, _ := strings.Cut(field, ":"); k {
 			case "ino":
 				n, err := strconv.ParseUint(v, 16, 64)
-				w.ino, gotIno = n, err == nil
+				w.Ino, gotIno = n, err == nil
 			case "sdev":
 				n, err := strconv.ParseUint(v, 16, 32)
-				w.dev, gotDev = unix.Mkdev(uint32(n>>20), uint32(n&(1<<20-1))), err == nil
+				w.Dev, gotDev = unix.Mkdev(uint32(n>>20), uint32(n&(1<<20-1))), err == nil
 			}
 		}
 		return w, gotIno && gotDev
 	}
-	return watchedInode{gone: true}, true
+	return decide.WatchedInode{Gone: true}, true
 }
 
 // Close stops the readers, waits for them to exit, and releases the
@@ -282,7 +283,7 @@ func (b *inotifyBackend) readMounts(last []byte) {
 		}
 		var batch []rawEvent
 		for _, point := range changedMounts(last, table) {
-			batch = append(batch, rawEvent{id: everyWatch, name: point, op: opRescan})
+			batch = append(batch, rawEvent{id: everyWatch, name: point, op: decide.OpRescan})
 		}
 		last = table
 		if len(batch) > 0 {
@@ -356,7 +357,7 @@ func parseInotify(out []rawEvent, buf []byte) []rawEvent {
 		}
 		buf = buf[header+size:]
 		if mask&unix.IN_Q_OVERFLOW != 0 {
-			out = append(out, rawEvent{id: everyWatch, op: opRescan})
+			out = append(out, rawEvent{id: everyWatch, op: decide.OpRescan})
 			continue
 		}
 		if o := inotifyOp(mask); o != 0 {
@@ -373,28 +374,28 @@ func parseInotify(out []rawEvent, buf []byte) []rawEvent {
 // inotifyOp translates an inotify mask. IN_UNMOUNT is left out: the
 // kernel follows it with IN_IGNORED, and the mount table's change makes
 // every watch look again anyway.
-func inotifyOp(mask uint32) op {
-	var o op
+func inotifyOp(mask uint32) decide.Op {
+	var o decide.Op
 	if mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0 {
-		o |= opCreate
+		o |= decide.OpCreate
 	}
 	if mask&unix.IN_CREATE != 0 {
-		o |= opMade
+		o |= decide.OpMade
 	}
 	if mask&(unix.IN_DELETE|unix.IN_MOVED_FROM|unix.IN_DELETE_SELF|unix.IN_MOVE_SELF) != 0 {
-		o |= opRemove
+		o |= decide.OpRemove
 	}
 	if mask&unix.IN_MODIFY != 0 {
-		o |= opWrite
+		o |= decide.OpWrite
 	}
 	if mask&unix.IN_CLOSE_WRITE != 0 {
-		o |= opClose
+		o |= decide.OpClose
 	}
 	if mask&unix.IN_ATTRIB != 0 {
-		o |= opAttrib
+		o |= decide.OpAttrib
 	}
 	if mask&unix.IN_IGNORED != 0 {
-		o |= opDropped
+		o |= decide.OpDropped
 	}
 	return o
 }

@@ -3,6 +3,7 @@ package file
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/keepwatch/file/internal/decide"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,12 +74,12 @@ func TestParseInotify(t *testing.T) {
 	buf = append(buf, inotifyEvent(-1, unix.IN_Q_OVERFLOW, "")...)
 	buf = append(buf, inotifyEvent(5, unix.IN_MODIFY|unix.IN_ATTRIB, "x")...)
 	assert.Equal(t, []rawEvent{
-		{id: 1, name: "config.yaml", op: opClose},
-		{id: 2, name: "..data", op: opCreate},
-		{id: 3, op: opRemove},
-		{id: 3, op: opDropped},
-		{id: everyWatch, op: opRescan},
-		{id: 5, name: "x", op: opWrite | opAttrib},
+		{id: 1, name: "config.yaml", op: decide.OpClose},
+		{id: 2, name: "..data", op: decide.OpCreate},
+		{id: 3, op: decide.OpRemove},
+		{id: 3, op: decide.OpDropped},
+		{id: everyWatch, op: decide.OpRescan},
+		{id: 5, name: "x", op: decide.OpWrite | decide.OpAttrib},
 	}, parseInotify(nil, buf), "IN_UNMOUNT is left to the IN_IGNORED that follows it")
 }
 
@@ -116,8 +117,8 @@ func TestHubServesOneWatchUnderEachOfItsPaths(t *testing.T) {
 		bsub.Want("/srv/b/config.yaml")
 		assert.Equal(t, []string{"/srv/a", "/srv/b"}, w.watched(), "one inode, watched once")
 
-		queued := func(n notifier) []event {
-			var out []event
+		queued := func(n notifier) []decide.Event {
+			var out []decide.Event
 			for {
 				select {
 				case ev := <-n.(*subscription).events:
@@ -127,16 +128,16 @@ func TestHubServesOneWatchUnderEachOfItsPaths(t *testing.T) {
 				}
 			}
 		}
-		w.send("/srv/a/config.yaml", opClose) // the kernel names it by its watch: either path
+		w.send("/srv/a/config.yaml", decide.OpClose) // the kernel names it by its watch: either path
 		synctest.Wait()
-		assert.Equal(t, []event{{name: "/srv/a/config.yaml", op: opClose}}, queued(a))
-		assert.Equal(t, []event{{name: "/srv/b/config.yaml", op: opClose}}, queued(bsub))
+		assert.Equal(t, []decide.Event{{Name: "/srv/a/config.yaml", Op: decide.OpClose}}, queued(a))
+		assert.Equal(t, []decide.Event{{Name: "/srv/b/config.yaml", Op: decide.OpClose}}, queued(bsub))
 
 		require.NoError(t, a.Close())
 		assert.Equal(t, []string{"/srv/a", "/srv/b"}, w.watched(), "b still needs the inode's watch")
-		w.send("/srv/b/config.yaml", opWrite)
+		w.send("/srv/b/config.yaml", decide.OpWrite)
 		synctest.Wait()
-		assert.Equal(t, []event{{name: "/srv/b/config.yaml", op: opWrite}}, queued(bsub))
+		assert.Equal(t, []decide.Event{{Name: "/srv/b/config.yaml", Op: decide.OpWrite}}, queued(bsub))
 	})
 }
 
@@ -151,9 +152,9 @@ func TestHubForgetsAWatchTheKernelDropped(t *testing.T) {
 		id, err := s.Add("/vol/..2026")
 		require.NoError(t, err)
 		w := raw.last()
-		w.send("/vol/..2026", opDropped)
+		w.send("/vol/..2026", decide.OpDropped)
 		synctest.Wait()
-		assert.Equal(t, event{name: "/vol/..2026", op: opRemove | opGone, watch: id}, <-s.(*subscription).events,
+		assert.Equal(t, decide.Event{Name: "/vol/..2026", Op: decide.OpRemove | decide.OpGone, Watch: id}, <-s.(*subscription).events,
 			"the path went, and the inode with it, told on its watch")
 		h.mu.Lock()
 		assert.Empty(t, h.watches)
@@ -188,12 +189,12 @@ func TestAMountChangeRescansOnlyWhatItMoves(t *testing.T) {
 		elsewhere.Want("/srv/config.yaml")
 		queued := func(n notifier) int { return len(n.(*subscription).events) }
 
-		raw.last().h.events([]rawEvent{{id: everyWatch, name: "/etc/app", op: opRescan}})
+		raw.last().h.events([]rawEvent{{id: everyWatch, name: "/etc/app", op: decide.OpRescan}})
 		assert.Equal(t, 1, queued(under))
 		assert.Equal(t, 0, queued(elsewhere), "its paths do not go through /etc/app")
 		<-under.Events()
 		for _, at := range []string{"/", ""} { // a mount at the root, events lost
-			raw.last().h.events([]rawEvent{{id: everyWatch, name: at, op: opRescan}})
+			raw.last().h.events([]rawEvent{{id: everyWatch, name: at, op: decide.OpRescan}})
 			assert.Equal(t, 1, queued(under))
 			assert.Equal(t, 1, queued(elsewhere))
 			<-under.Events()
@@ -296,13 +297,13 @@ func TestABurstOfWritesToAFileWatchedTwiceIsMergedWhileQueued(t *testing.T) {
 	require.NoError(t, f.Close())
 	n.Sync()
 
-	var got []event
+	var got []decide.Event
 	for len(n.Events()) > 0 {
 		got = append(got, <-n.Events())
 	}
-	assert.NotContains(t, got, event{op: opRescan}, "the burst overflowed the queue")
-	assert.Contains(t, got, event{name: path, op: opClose, watch: own}, "the close on the file's own watch")
-	assert.Contains(t, got, event{name: path, op: opClose}, "the close on its directory's")
+	assert.NotContains(t, got, decide.Event{Op: decide.OpRescan}, "the burst overflowed the queue")
+	assert.Contains(t, got, decide.Event{Name: path, Op: decide.OpClose, Watch: own}, "the close on the file's own watch")
+	assert.Contains(t, got, decide.Event{Name: path, Op: decide.OpClose}, "the close on its directory's")
 	assert.LessOrEqual(t, len(got), 4, "a write and a close, each told twice: %v", got)
 }
 
@@ -327,12 +328,12 @@ func TestTheKernelNamesTheInodeAWatchIsOf(t *testing.T) {
 	got, ok := b.Inode(id)
 	require.True(t, ok)
 	dev, ino := fileID(first)
-	assert.Equal(t, watchedInode{dev: dev, ino: ino}, got, "the file renamed away, not the one at its path now")
+	assert.Equal(t, decide.WatchedInode{Dev: dev, Ino: ino}, got, "the file renamed away, not the one at its path now")
 
 	require.NoError(t, os.Remove(away))
 	got, ok = b.Inode(id)
 	require.True(t, ok)
-	assert.True(t, got.gone, "deleted: the kernel dropped the watch")
+	assert.True(t, got.Gone, "deleted: the kernel dropped the watch")
 }
 
 func TestWatchInodeReadsFdinfo(t *testing.T) {
@@ -341,11 +342,11 @@ func TestWatchInodeReadsFdinfo(t *testing.T) {
 		"inotify wd:2 ino:2 sdev:800001 mask:fce ignored_mask:0 fhandle-bytes:8 fhandle-type:1 f_handle:00\n")
 	got, ok := watchInode(info, 0x1a)
 	assert.True(t, ok)
-	assert.Equal(t, watchedInode{dev: 0xfe00, ino: 0x9847ba}, got)
+	assert.Equal(t, decide.WatchedInode{Dev: 0xfe00, Ino: 0x9847ba}, got)
 	got, ok = watchInode(info, 2)
 	assert.True(t, ok)
-	assert.Equal(t, watchedInode{dev: 0x801, ino: 2}, got, "sda1: major 8, minor 1")
+	assert.Equal(t, decide.WatchedInode{Dev: 0x801, Ino: 2}, got, "sda1: major 8, minor 1")
 	got, ok = watchInode(info, 1)
 	assert.True(t, ok)
-	assert.True(t, got.gone, "wd 1 is not 1a")
+	assert.True(t, got.Gone, "wd 1 is not 1a")
 }

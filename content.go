@@ -2,8 +2,13 @@ package file
 
 import (
 	"crypto/sha256"
+	"errors"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"time"
+
+	"github.com/keepwatch/file/internal/decide"
 )
 
 // content is one read of a file, or of a set of files.
@@ -14,7 +19,7 @@ type content struct {
 	vol     string            // the kubelet volume it was read through, the directory holding ..data; "" if none
 	swapped time.Time         // when that volume's ..data was made to point to gen, if known
 	sum     [sha256.Size]byte // of all of it
-	sig     signature         // the stat it was read at, for the cheap re-check
+	sig     decide.Signature  // the stat it was read at, for the cheap re-check
 	info    fs.FileInfo       // a file's fstat
 	mtime   time.Time         // the file's modification time; a set's newest
 	torn    bool              // a file cut short as it was read: a writer is at work
@@ -47,41 +52,27 @@ func (c *content) names() []string {
 // reading is one read of the subject: its content or why it could not be
 // read, and why it was read.
 type reading struct {
-	why Reason
+	why decide.Reason
 	c   content
 	err error
 }
 
-// writtenWithin reports whether c was written so lately, at now, that a
-// writer may still be at it: within the last d and, in a kubelet volume,
-// after its payload was swapped in (kubelet writes a payload whole, then
-// swaps it in; a write after that is someone editing it in place). A file
-// found complete, its writer long gone, as a symlink retargeted to a
-// release deployed before, is read at once; so is one edited in place
-// long ago, which a wait would find no older each time it ends.
-func (c *content) writtenWithin(d time.Duration, f facts, now time.Time) bool {
-	if age := now.Sub(c.mtime); age >= d || age <= -d {
-		return false
+// facts is what the decider is told of the reading r of subj: whether it
+// failed and how, whether it found nothing, and the file's stat and times.
+// A read from a kubelet volume that does not know when its payload was
+// swapped in asks the volume's ..data link.
+func (r *reading) facts(subj subject) decide.Read {
+	d := decide.Read{Why: r.why, Err: r.err, Missing: errors.Is(r.err, fs.ErrNotExist), Process: processError(r.err)}
+	if r.err != nil {
+		return d
 	}
-	if c.vol != "" {
-		swapped := c.swapped
-		if swapped.IsZero() {
-			var ok bool
-			if swapped, ok = f.swapped(c.vol); !ok {
-				return false
-			}
+	d.Empty, d.Size, d.Torn = subj.empty(&r.c), int64(r.c.size()), r.c.torn
+	d.Info, d.Sig, d.ModTime = r.c.info, r.c.sig, r.c.mtime
+	d.Volume, d.Swapped = r.c.vol != "", r.c.swapped
+	if d.Volume && d.Swapped.IsZero() {
+		if link, err := os.Lstat(filepath.Join(r.c.vol, dataLink)); err == nil {
+			d.Swapped = link.ModTime()
 		}
-		return c.mtime.After(swapped)
 	}
-	return true
-}
-
-// gone reports whether the path (paths, a subject's) no longer shows the
-// file r read, by the facts f. A set's read is taken to be there.
-func (r *reading) gone(paths []string, f facts) bool {
-	cur, one := fileNow(paths, f)
-	if r.c.info == nil || !one {
-		return false
-	}
-	return cur == nil || !sameFile(cur, r.c.info)
+	return d
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/keepwatch/file/internal/decide"
 	"io"
 	"io/fs"
 	"math/rand/v2"
@@ -561,11 +562,11 @@ func (w *world) watchHears() bool {
 
 // writerWindow is how long a writer may pause, holding the file open or
 // before it appends to a file just emptied, without what is there being
-// believed: heldOpenWindow where closes are reported, the quiet window
+// believed: decide.HeldOpenWindow where closes are reported, the quiet window
 // where they are not.
 func (w *world) writerWindow() time.Duration {
 	if w.closes {
-		return heldOpenWindow
+		return decide.HeldOpenWindow
 	}
 	return defaultQuietWindow
 }
@@ -599,7 +600,7 @@ func runSequence(t *testing.T, seed uint64) int {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	root := t.TempDir()
 	w := &world{t: t, rng: rng, root: root, vol: filepath.Join(root, "vol"), path: filepath.Join(root, "vol", "config.yaml"), done: newFinished(), limit: newFinished(),
-		closes: hubCaps(t).closes}
+		closes: hubCaps(t).Closes}
 	require.NoError(t, os.MkdirAll(w.other(), 0o755))
 	require.NoError(t, w.create(w.path, w.next()))
 

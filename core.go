@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/keepwatch/file/internal/decide"
 )
 
 // core is what a File and a FileSet share: their target, and the state of
@@ -28,9 +29,9 @@ type core struct {
 	missing func() error
 
 	mu         sync.Mutex
-	w          *watch   // the current watch, or the last one, stopped; nil if none
-	seen       seenMark // what the application last got: the watch's baseline, then each delivery
-	delivering *content // what the running callback was fired for, nil otherwise
+	w          *delivery // the current watch, or the last one, stopped; nil if none
+	seen       seenMark  // what the application last got: the watch's baseline, then each delivery
+	delivering *content  // what the running callback was fired for, nil otherwise
 	stats      stats
 	handing    int        // callbacks decided on and not yet called
 	handed     *sync.Cond // on mu: handing dropped to zero
@@ -79,12 +80,12 @@ func (c *core) read() reading {
 	if d := c.deliveringNow(); d != nil {
 		return reading{c: *d}
 	}
-	r := c.t.subj.read("", nil)
+	r := c.t.subj.read(decide.ReasonRequest, nil)
 	c.markRead(r)
 	return r
 }
 
-// watch starts a watch; see File.WatchWithContext. The first session is
+// watch starts a watch; see File.WatchWithContext. The first loop is
 // launched before it returns, so that the watch is in place then.
 func (c *core) watch(ctx context.Context, cb func(event any, err error)) error {
 	if cb == nil {
@@ -97,7 +98,7 @@ func (c *core) watch(ctx context.Context, cb func(event any, err error)) error {
 	if err != nil {
 		return err
 	}
-	first := launchSession(c.t, w, ReasonStart)
+	first := launchLoop(c.t, w, decide.ReasonStart)
 	c.takeBaseline(w, first.read)
 	go w.run(first)
 	return nil
@@ -106,16 +107,16 @@ func (c *core) watch(ctx context.Context, cb func(event any, err error)) error {
 // newWatch makes the watch that Watch starts the current one, unless one
 // runs. The last watch may still be in a callback: the new one's first
 // waits for it, so that callbacks never overlap.
-func (c *core) newWatch(parent context.Context, cb func(any, error)) (*watch, error) {
+func (c *core) newWatch(parent context.Context, cb func(any, error)) (*delivery, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.w != nil && !c.w.stopped() {
 		return nil, ErrAlreadyWatching
 	}
 	ctx, cancel := context.WithCancel(parent)
-	w := &watch{c: c, cb: cb, ctx: ctx, cancel: cancel, done: make(chan struct{}), look: make(chan struct{}, 1), prev: c.w}
+	w := &delivery{c: c, cb: cb, ctx: ctx, cancel: cancel, done: make(chan struct{}), look: make(chan struct{}, 1), prev: c.w}
 	c.w = w
-	c.stats.mode, c.stats.dirs = ModeRetrying, nil // until its first session is open
+	c.stats.mode, c.stats.dirs = ModeRetrying, nil // until its first loop is open
 	return w, nil
 }
 
@@ -165,7 +166,7 @@ func (c *core) shutdown(ctx context.Context) error {
 }
 
 // stopWatch stops the current watch, if any, and returns it.
-func (c *core) stopWatch() *watch {
+func (c *core) stopWatch() *delivery {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.w != nil {
@@ -175,7 +176,7 @@ func (c *core) stopWatch() *watch {
 }
 
 // clearWatch clears c.w if it is still w, and reports whether it was.
-func (c *core) clearWatch(w *watch) bool {
+func (c *core) clearWatch(w *delivery) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.w != w {
@@ -217,14 +218,14 @@ func (c *core) errorf(op string, err error) error {
 // that the watch asking is still the running one: Unwatch holds the lock to
 // stop the watch, then waits until a callback decided on is handed over, so
 // no callback begins after Unwatch returns, and a stopped watch's last
-// session records nothing over its successor's.
+// loop records nothing over its successor's.
 
 // takeBaseline makes r the baseline if nobody read the file before Watch:
 // then what Watch found is what the application is taken to have. Watch
 // takes its first read so; a read that failed for a reason of the process
 // leaves it to the next. It reports whether r was content, and so is not
 // delivered.
-func (c *core) takeBaseline(w *watch, r reading) bool {
+func (c *core) takeBaseline(w *delivery, r reading) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.seen.state != seenNothing || w.stopped() || processError(r.err) {
@@ -238,7 +239,7 @@ func (c *core) takeBaseline(w *watch, r reading) bool {
 // runs and d is news to the application, or the file is back after a
 // problem. If so it marks d as what the application has seen and what reads
 // return, counts the update, and returns the event's op.
-func (c *core) admit(w *watch, d *content, why Reason, back bool) (fsnotify.Op, bool) {
+func (c *core) admit(w *delivery, d *content, why Reason, back bool) (fsnotify.Op, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if w.stopped() {
@@ -283,7 +284,7 @@ func (c *core) endDelivery() {
 // recordError counts a problem, unless the watch has stopped; it reports
 // whether the callback is to be told, and is then being handed over, as by
 // admit.
-func (c *core) recordError(w *watch, err error) bool {
+func (c *core) recordError(w *delivery, err error) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if w.stopped() {
@@ -298,8 +299,8 @@ func (c *core) recordError(w *watch, err error) bool {
 	return true
 }
 
-// recordWatching records how the running session watches.
-func (c *core) recordWatching(w *watch, mode Mode, dirs []string) {
+// recordWatching records how the running loop watches.
+func (c *core) recordWatching(w *delivery, mode Mode, dirs []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if w.stopped() {
@@ -308,9 +309,9 @@ func (c *core) recordWatching(w *watch, mode Mode, dirs []string) {
 	c.stats.mode, c.stats.dirs = mode, dirs
 }
 
-// recordFailure records that a session failed; mode is what follows, and
+// recordFailure records that a loop failed; mode is what follows, and
 // restart whether it counts as a restart.
-func (c *core) recordFailure(w *watch, mode Mode, restart bool) {
+func (c *core) recordFailure(w *delivery, mode Mode, restart bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if w.stopped() {
@@ -338,7 +339,7 @@ func (c *core) logDelivery(r reading) {
 	if !log.Enabled(context.Background(), slog.LevelDebug) {
 		return
 	}
-	attrs := []any{slog.String("path", c.t.path), slog.String("reason", string(r.why)), slog.Int("size", r.c.size())}
+	attrs := []any{slog.String("path", c.t.path), slog.String("reason", string(reasonOf(r.why))), slog.Int("size", r.c.size())}
 	if r.c.gen != "" {
 		attrs = append(attrs, slog.String("generation", r.c.gen))
 	}
@@ -390,7 +391,7 @@ func (c *core) state() (Stats, seenMark) {
 }
 
 // recordRead records that the running watch took a read of the file.
-func (c *core) recordRead(w *watch) {
+func (c *core) recordRead(w *delivery) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !w.stopped() {
@@ -400,7 +401,7 @@ func (c *core) recordRead(w *watch) {
 
 // recordCheck records that the running watch re-checked the file and
 // found it unchanged.
-func (c *core) recordCheck(w *watch) {
+func (c *core) recordCheck(w *delivery) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !w.stopped() {

@@ -8,34 +8,35 @@ import (
 	"github.com/keepwatch/file/internal/mountinfo"
 )
 
-// watch is one call to Watch: a goroutine that runs the restart loop
-// (restart.go), and the sink of the sessions it runs. What reaches the
-// callback is decided here, and only here: content the application has not
-// got yet, each problem once while it lasts. Stats are recorded here too.
-type watch struct {
+// delivery is one call to Watch: a goroutine that runs the restart loop
+// (restart.go), and the sink of the loops it runs, which hands on to the
+// callback what is news to the application: content it has not got yet
+// (core.admit compares it, under the provider's lock, with what it got
+// last), each problem once while it lasts. It records Stats as it goes.
+type delivery struct {
 	c      *core
 	cb     func(event any, err error)
 	ctx    context.Context
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the goroutine has exited
 	look   chan struct{} // Recheck's requests to look now; it holds one, so they coalesce
-	prev   *watch        // the watch before, which may still be in its last callback; read by run only
+	prev   *delivery     // the delivery before, which may still be in its last callback; read by run only
 
 	// Owned by the watch's goroutine (and, before it starts, by Watch).
 	fileProblem  problem // the file problem last reported; zero while the file reads fine
 	readProblem  problem // the process's own read failure last reported; zero once a read works
-	watchProblem problem // the watch problem last reported; zero once a session on events runs
+	watchProblem problem // the watch problem last reported; zero once a loop on events runs
 	remoteNoted  string  // the event-less filesystem already reported
-	failures     int     // sessions failed in a row
+	failures     int     // loops failed in a row
 	fellBack     bool    // polling because events failed; trying them again is no restart
 }
 
-func (w *watch) stop()         { w.cancel() }
-func (w *watch) stopped() bool { return w.ctx.Err() != nil }
+func (w *delivery) stop()         { w.cancel() }
+func (w *delivery) stopped() bool { return w.ctx.Err() != nil }
 
 // nudge asks the watch to look now. It never blocks: a request already
 // pending will look at what this one would.
-func (w *watch) nudge() {
+func (w *delivery) nudge() {
 	select {
 	case w.look <- struct{}{}:
 	default:
@@ -43,7 +44,7 @@ func (w *watch) nudge() {
 }
 
 // run is the watch's goroutine.
-func (w *watch) run(first launch) {
+func (w *delivery) run(first launch) {
 	defer close(w.done)
 	if w.prev != nil {
 		// Callbacks never overlap, even when a callback stops its watch and
@@ -55,17 +56,17 @@ func (w *watch) run(first launch) {
 	rearm(w.ctx, w.c.t, w, w.look, first)
 }
 
-// found takes a read a session believes. Content the application has not
+// found takes a read a loop believes. Content the application has not
 // got goes on to the callback; a new problem with the file is reported.
 // After a problem, the file coming back is delivered even if its content is
 // what was delivered last: the callback's last word must describe the file
 // as it is.
 //
 // A read that failed for a reason of the process (too many open files, no
-// memory), which the session retries, is reported once as what it is, and
+// memory), which the loop retries, is reported once as what it is, and
 // is no problem of the file: it neither sets the baseline nor makes the
 // file's next read a comeback.
-func (w *watch) found(r reading) {
+func (w *delivery) found(r reading) {
 	log := w.c.t.opts.log()
 	switch {
 	case processError(r.err):
@@ -93,9 +94,9 @@ func (w *watch) found(r reading) {
 // deliver calls the callback with r's content, if it is news to the
 // application (or back is set), and the watch still runs. While the callback
 // runs, reads return that content.
-func (w *watch) deliver(r reading, back bool) {
+func (w *delivery) deliver(r reading, back bool) {
 	c := w.c
-	op, ok := c.admit(w, &r.c, r.why, back)
+	op, ok := c.admit(w, &r.c, reasonOf(r.why), back)
 	if !ok {
 		return
 	}
@@ -107,16 +108,16 @@ func (w *watch) deliver(r reading, back bool) {
 }
 
 // checked records a re-check that found the file unchanged.
-func (w *watch) checked() { w.c.recordCheck(w) }
+func (w *delivery) checked() { w.c.recordCheck(w) }
 
-// watching records how the running session watches.
-func (w *watch) watching(mode Mode, dirs []string) {
+// watching records how the running loop watches.
+func (w *delivery) watching(mode Mode, dirs []string) {
 	w.c.recordWatching(w, mode, dirs)
 }
 
-// started logs how a session that starts to run notices changes, and
+// started logs how a loop that starts to run notices changes, and
 // reports a filesystem without remote events, once.
-func (w *watch) started(kind sessionKind, remote string) {
+func (w *delivery) started(kind loopKind, remote string) {
 	opts := w.c.t.opts
 	log := opts.log().With(slog.String("path", w.c.t.path))
 	switch {
@@ -138,9 +139,9 @@ func (w *watch) started(kind sessionKind, remote string) {
 	}
 }
 
-// interrupted takes a session that failed: it is counted, and reported
-// unless the same problem was reported since the last session on events.
-func (w *watch) interrupted(err error, next Mode, retryIn time.Duration) {
+// interrupted takes a loop that failed: it is counted, and reported
+// unless the same problem was reported since the last loop on events.
+func (w *delivery) interrupted(err error, next Mode, retryIn time.Duration) {
 	w.failures++
 	again := w.fellBack && next == ModePolling // trying events from polling failed: no restart
 	w.fellBack = next == ModePolling
@@ -155,7 +156,7 @@ func (w *watch) interrupted(err error, next Mode, retryIn time.Duration) {
 // reportFile reports a problem with the file (missing, not regular, too
 // large, unreadable) once; the watch goes on and delivers the file when it
 // is readable again.
-func (w *watch) reportFile(err error) {
+func (w *delivery) reportFile(err error) {
 	p := problemOf(kindFile, err)
 	if p == w.fileProblem {
 		return
@@ -166,8 +167,8 @@ func (w *watch) reportFile(err error) {
 }
 
 // reportRead reports, once, a read that failed for a reason of the process,
-// not of the file; the session retries it until it reads.
-func (w *watch) reportRead(err error) {
+// not of the file; the loop retries it until it reads.
+func (w *delivery) reportRead(err error) {
 	p := problemOf(kindProcess, err)
 	if p == w.readProblem {
 		return
@@ -178,9 +179,9 @@ func (w *watch) reportRead(err error) {
 }
 
 // reportWatch reports a problem with the watch itself, unless it is the
-// same one as the last reported and no session on events ran in between:
+// same one as the last reported and no loop on events ran in between:
 // then it only logs the retry, at debug level.
-func (w *watch) reportWatch(we *watchError, retryIn time.Duration) {
+func (w *delivery) reportWatch(we *watchError, retryIn time.Duration) {
 	kind := kindBroken
 	switch {
 	case we.fs != "":
@@ -217,7 +218,7 @@ func (w *watch) reportWatch(we *watchError, retryIn time.Duration) {
 
 // report counts a problem and, with WithErrorCallbacks, calls the callback
 // with it, unless the watch has stopped.
-func (w *watch) report(err error) {
+func (w *delivery) report(err error) {
 	if !w.c.recordError(w, err) {
 		return
 	}
@@ -229,7 +230,7 @@ func (w *watch) report(err error) {
 // file bind-mounted: a Kubernetes subPath mount, which kubelet never
 // updates in a running pod. The watch goes on: an in-place write to the
 // mounted file itself would still be seen.
-func (w *watch) checkSubPath() {
+func (w *delivery) checkSubPath() {
 	t := w.c.t
 	if t.opts.mountInfo == "" || !w.c.subPathChecked.CompareAndSwap(false, true) {
 		return

@@ -2,35 +2,89 @@ package file
 
 import (
 	"io/fs"
-	"time"
+	"os"
+
+	"github.com/keepwatch/file/internal/decide"
 )
 
-// facts is what the judge may know of the disk and of the watches, as
-// they are at one moment: the judge asks, and does no I/O itself. The
-// shell answers from the disk (diskFacts); table tests answer from data.
-//
-// One set of facts answers for one batch of events: those queued when a
-// read was made, say, all of which happened before the first stat taken
-// for them. So each path is stat'ed at most once per batch, however many
-// events ask (a rename-over's three events on the old file would otherwise
-// cost five stats on the way to the callback).
-type facts interface {
-	// stat is the file path leads to now, following symlinks; nil if none.
-	stat(path string) fs.FileInfo
-	// lstat is path itself now, not following a symlink; nil if nothing.
-	lstat(path string) fs.FileInfo
-	// subject sums up the stat of everything the subject reads, as the
-	// subject's stat does; zero if it cannot be stat'ed.
-	subject() signature
-	// swapped is when the ..data link of the kubelet volume vol was made,
-	// if it can be told.
-	swapped(vol string) (time.Time, bool)
-	// watched reports whether the notifier watches path.
-	watched(path string) bool
-	// refused reports whether a watch on path was refused.
-	refused(path string) bool
-	// ownWatch is the id of the watch of the file at path by itself, if
-	// there is one and it was added for the file info describes; zero
-	// otherwise.
-	ownWatch(path string, info fs.FileInfo) int
+// eventFacts gathers, from the disk, the facts the decider needs for an
+// event or a batch of them (decide.NeedsFacts): the stat of each of the
+// subject's paths and its signature, and the lstat of the names events
+// ask about. It keeps its storage from one gathering to the next: what it
+// returns is valid until it gathers again.
+type eventFacts struct {
+	subj  subject
+	paths []string // the subject's paths, as the decider knows them
+	f     decide.Facts
 }
+
+func newEventFacts(subj subject) *eventFacts {
+	return &eventFacts{subj: subj, paths: subj.paths()}
+}
+
+// gather returns the facts evs need, where the path's last resolution was
+// r. The events all happened before it is called: one stat of a path
+// answers for all of them.
+func (e *eventFacts) gather(evs []decide.Event, r *decide.Resolution) decide.Facts {
+	e.f.Paths, e.f.Entries, e.f.Subject = e.f.Paths[:0], e.f.Entries[:0], 0
+	stats := false
+	for _, ev := range evs {
+		need := decide.NeedsFacts(ev, r)
+		stats = stats || need.Stats
+		if need.Entry && !e.has(ev.Name) {
+			e.f.Entries = append(e.f.Entries, decide.Entry{Name: ev.Name, Info: lstatOrNil(ev.Name)})
+		}
+	}
+	if stats {
+		e.statSubject()
+	}
+	return e.f
+}
+
+// has reports whether the lstat of name was gathered already.
+func (e *eventFacts) has(name string) bool {
+	for _, en := range e.f.Entries {
+		if en.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// statSubject stats each of the subject's paths, and signs the subject.
+func (e *eventFacts) statSubject() {
+	for _, p := range e.paths {
+		e.f.Paths = append(e.f.Paths, statOrNil(p))
+	}
+	if _, one := e.subj.(*fileSubject); one {
+		// One file: its stat is the one the subject's stat asks for too.
+		if info := e.f.Paths[0]; info != nil {
+			e.f.Subject = signOf(0, "", info)
+		}
+		return
+	}
+	e.f.Subject = e.subj.stat()
+}
+
+func statOrNil(path string) fs.FileInfo {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil
+	}
+	return info
+}
+
+func lstatOrNil(path string) fs.FileInfo {
+	info, err := os.Lstat(path)
+	if err != nil {
+		return nil
+	}
+	return info
+}
+
+// platformStats tells the decider what this platform's stats say of files.
+type platformStats struct{}
+
+func (platformStats) SameFile(a, b fs.FileInfo) bool        { return sameFile(a, b) }
+func (platformStats) ID(info fs.FileInfo) (dev, ino uint64) { return fileID(info) }
+func (platformStats) Links(info fs.FileInfo) uint64         { return linkCount(info) }

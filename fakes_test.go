@@ -1,6 +1,7 @@
 package file
 
 import (
+	"github.com/keepwatch/file/internal/decide"
 	"maps"
 	"os"
 	"path/filepath"
@@ -19,7 +20,7 @@ type fakes struct {
 	afterAdd func(path string)       // if set, Add calls it once it watched path: what happens right after
 	dropped  map[int]bool            // watches Inode says the kernel dropped (their inode deleted)
 	closeErr error                   // what Close returns
-	caps     caps                    // what the notifiers say they can see
+	caps     decide.Caps             // what the notifiers say they can see
 	onSync   func(n *fakeNotifier)   // if set, Sync calls it: what the kernel queued by then arrives
 	buffered bool                    // the notifiers' event channels hold a few events, as the hub's do
 	made     []*fakeNotifier         // nil for a failed constructor call
@@ -144,11 +145,11 @@ type fakeInode struct {
 
 // sendOwn delivers an event on the watch of path itself, as the kernel
 // reports a file's own events: with its watch's id.
-func sendOwn(n *fakeNotifier, path string, o op) bool {
+func sendOwn(n *fakeNotifier, path string, o decide.Op) bool {
 	n.mu.Lock()
 	id := n.pathIDs[path]
 	n.mu.Unlock()
-	return n != nil && n.deliver(event{name: path, op: o, watch: id})
+	return n != nil && n.deliver(decide.Event{Name: path, Op: o, Watch: id})
 }
 
 func (n *fakeNotifier) Remove(path string) {
@@ -185,24 +186,24 @@ func (n *fakeNotifier) Sync() {
 // Inode names the inode the watch id was added for, as the kernel's
 // fdinfo does, whatever the path shows now, or says it is gone if the
 // test says the kernel dropped it.
-func (n *fakeNotifier) Inode(id int) (watchedInode, bool) {
+func (n *fakeNotifier) Inode(id int) (decide.WatchedInode, bool) {
 	n.fs.mu.Lock()
 	dropped := n.fs.dropped[id]
 	n.fs.mu.Unlock()
 	if dropped {
-		return watchedInode{gone: true}, true
+		return decide.WatchedInode{Gone: true}, true
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for k, i := range n.ids {
 		if i == id && k.path == "" {
-			return watchedInode{dev: k.dev, ino: k.ino}, true
+			return decide.WatchedInode{Dev: k.dev, Ino: k.ino}, true
 		}
 	}
-	return watchedInode{}, false
+	return decide.WatchedInode{}, false
 }
 
-func (n *fakeNotifier) Caps() caps {
+func (n *fakeNotifier) Caps() decide.Caps {
 	n.fs.mu.Lock()
 	defer n.fs.mu.Unlock()
 	return n.fs.caps
@@ -229,15 +230,15 @@ func (n *fakeNotifier) wanted() []string {
 }
 
 // send delivers a session event; it reports false if n is nil or closed.
-func send(n *fakeNotifier, name string, o op) bool {
-	return n != nil && n.deliver(event{name: name, op: o})
+func send(n *fakeNotifier, name string, o decide.Op) bool {
+	return n != nil && n.deliver(decide.Event{Name: name, Op: o})
 }
 
 // fakeBackends is a backend factory for hub tests: it hands out backends
 // whose events and failures the test makes.
 type fakeBackends struct {
 	mu   sync.Mutex
-	caps caps // what the backends say they can see
+	caps decide.Caps // what the backends say they can see
 	made []*fakeBackend
 }
 
@@ -266,7 +267,7 @@ func (fb *fakeBackends) last() *fakeBackend {
 // stands in for the backend's: send and fail call the handler themselves.
 type fakeBackend struct {
 	h    handler
-	caps caps
+	caps decide.Caps
 
 	mu       sync.Mutex
 	ids      map[string]int // the id each path gets
@@ -307,10 +308,10 @@ func (b *fakeBackend) Remove(id int) {
 	delete(b.watches, id)
 }
 
-func (b *fakeBackend) Caps() caps { return b.caps }
+func (b *fakeBackend) Caps() decide.Caps { return b.caps }
 
-func (b *fakeBackend) Inode(int) (watchedInode, bool) { return watchedInode{}, false }
-func (b *fakeBackend) Sync()                          {}
+func (b *fakeBackend) Inode(int) (decide.WatchedInode, bool) { return decide.WatchedInode{}, false }
+func (b *fakeBackend) Sync()                                 {}
 
 func (b *fakeBackend) Close() error {
 	b.mu.Lock()
@@ -341,7 +342,7 @@ func (b *fakeBackend) watched() []string {
 
 // send reports an event on path, as the kernel does: on the watch of its
 // directory, named, and on its own watch if it has one.
-func (b *fakeBackend) send(path string, o op) {
+func (b *fakeBackend) send(path string, o decide.Op) {
 	b.mu.Lock()
 	var batch []rawEvent
 	if id, ok := b.ids[path]; ok && b.watches[id] {
@@ -363,7 +364,7 @@ func (b *fakeBackend) fail(err error) { b.h.failed(err) }
 // they are unbuffered, as a notifier without a hub's buffers would be: a
 // send returns once the session has taken the event.
 type fakeChannels struct {
-	events chan event
+	events chan decide.Event
 	errors chan error
 	closed chan struct{}
 
@@ -377,11 +378,11 @@ func newFakeChannels(buffered bool) fakeChannels {
 	if buffered {
 		size = subBuffer
 	}
-	return fakeChannels{events: make(chan event, size), errors: make(chan error), closed: make(chan struct{})}
+	return fakeChannels{events: make(chan decide.Event, size), errors: make(chan error), closed: make(chan struct{})}
 }
 
-func (c *fakeChannels) Events() <-chan event { return c.events }
-func (c *fakeChannels) Errors() <-chan error { return c.errors }
+func (c *fakeChannels) Events() <-chan decide.Event { return c.events }
+func (c *fakeChannels) Errors() <-chan error        { return c.errors }
 
 func (c *fakeChannels) markClosed() {
 	c.mu.Lock()
@@ -405,7 +406,7 @@ func (c *fakeChannels) closeErrors() { close(c.errors) }
 
 // deliver sends an event, as the kernel would; it reports false if the
 // watcher or its event channel was closed first.
-func (c *fakeChannels) deliver(ev event) bool {
+func (c *fakeChannels) deliver(ev decide.Event) bool {
 	c.mu.Lock()
 	gone := c.eventsClosed
 	c.mu.Unlock()

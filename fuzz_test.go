@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"github.com/keepwatch/file/internal/decide"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,7 +44,7 @@ func FuzzSessionEvents(f *testing.F) {
 			// closes reported, creations told from renames, and the events
 			// the kernel sends with each change.
 			closes := len(script) > 0 && script[0]&0x80 != 0
-			fs := &fakes{caps: caps{closes: closes}}
+			fs := &fakes{caps: decide.Caps{Closes: closes}}
 			f := Provider(path, withNotifier(fs.new), WithLogger(failLogger(t)), WithErrorCallbacks(),
 				WithRecheckInterval(time.Second), WithQuietWindow(50*time.Millisecond),
 				withBackoff(10*time.Millisecond, 100*time.Millisecond))
@@ -51,7 +52,7 @@ func FuzzSessionEvents(f *testing.F) {
 			finished := map[string]bool{string(base): true, "": true} // case 8 writes an empty file on purpose
 			pauseLimit := 50 * time.Millisecond                       // the quiet window
 			if closes {
-				pauseLimit = heldOpenWindow
+				pauseLimit = decide.HeldOpenWindow
 			}
 			r := newRecorder(f)
 			if err := f.Watch(r.cb); err != nil {
@@ -65,7 +66,7 @@ func FuzzSessionEvents(f *testing.F) {
 				content := fmt.Sprintf("v%d\n", arg%7) // repeats on purpose
 				finished[content] = true
 				n := fs.last()
-				notify := func(name string, o op) { send(n, name, o) }
+				notify := func(name string, o decide.Op) { send(n, name, o) }
 				kind := int(code % 10)
 				if code >= 240 {
 					kind = 10 + int(code%2)
@@ -81,35 +82,35 @@ func FuzzSessionEvents(f *testing.F) {
 				}
 				closed := func() {
 					if closes {
-						notify(path, opClose)
+						notify(path, decide.OpClose)
 					}
 				}
 				switch kind {
 				case 0: // in-place write, reported
 					_ = os.WriteFile(path, []byte(content), 0o644)
 					stamp()
-					notify(path, opWrite)
+					notify(path, decide.OpWrite)
 					closed()
 				case 1: // rename-over, reported
 					_ = replaceFile(path, content)
 					stamp()
-					notify(path, opCreate)
+					notify(path, decide.OpCreate)
 					if closes {
-						notify(path, opAttrib) // the old file's link count
-						notify(path, opRemove) // and its removal, on its own watch
+						notify(path, decide.OpAttrib) // the old file's link count
+						notify(path, decide.OpRemove) // and its removal, on its own watch
 					}
 				case 2: // delete, reported
 					_ = os.Remove(path)
 					if closes {
-						notify(path, opAttrib)
-						notify(path, opRemove) // on its own watch
+						notify(path, decide.OpAttrib)
+						notify(path, decide.OpRemove) // on its own watch
 					}
-					notify(path, opRemove)
+					notify(path, decide.OpRemove)
 				case 3: // a change nobody reports
 					_ = os.WriteFile(path, []byte(content), 0o644)
 					stamp()
 				case 4: // an event for another file
-					notify(filepath.Join(dir, "other"), opCreate)
+					notify(filepath.Join(dir, "other"), decide.OpCreate)
 				case 5: // an event that lies: nothing changed
 					notify(path, opOf(fsnotify.Op(1+arg%31)))
 				case 6: // the notifier breaks
@@ -119,14 +120,14 @@ func FuzzSessionEvents(f *testing.F) {
 				case 7: // events were dropped
 					if n != nil {
 						select {
-						case n.events <- event{op: opRescan}:
+						case n.events <- decide.Event{Op: decide.OpRescan}:
 						case <-n.closed:
 						}
 					}
 				case 8: // an empty file, reported
 					_ = os.WriteFile(path, nil, 0o644)
 					stamp()
-					notify(path, opWrite)
+					notify(path, decide.OpWrite)
 					closed()
 				case 9: // time passes
 					time.Sleep(time.Duration(arg) * time.Millisecond)
@@ -135,28 +136,28 @@ func FuzzSessionEvents(f *testing.F) {
 					_ = os.WriteFile(path, []byte(content), 0o644)
 					stamp()
 					if closes {
-						notify(path, opAttrib)
+						notify(path, decide.OpAttrib)
 					}
-					notify(path, opRemove)
+					notify(path, decide.OpRemove)
 					if closes {
-						notify(path, opCreate|opMade)
+						notify(path, decide.OpCreate|decide.OpMade)
 					} else {
-						notify(path, opCreate)
+						notify(path, decide.OpCreate)
 					}
-					notify(path, opWrite)
+					notify(path, decide.OpWrite)
 					closed()
 				case 11: // a writer that pauses mid-write
 					if w, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC|os.O_CREATE, 0o644); err == nil {
 						_, _ = w.WriteString(content[:1])
 						stamp()
-						notify(path, opWrite)
+						notify(path, decide.OpWrite)
 						pause := time.Duration(arg) * time.Millisecond
 						finished[content[:1]] = finished[content[:1]] || pause >= pauseLimit
 						time.Sleep(pause)
 						_, _ = w.WriteString(content[1:])
 						_ = w.Close()
 						stamp()
-						notify(path, opWrite)
+						notify(path, decide.OpWrite)
 						closed()
 					}
 				}

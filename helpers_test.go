@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/keepwatch/file/internal/decide"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -35,9 +36,7 @@ func TestMain(m *testing.M) {
 	if *backendFlag == "fsnotify" {
 		processHub = newHub(newFsnotifyBackend)
 	}
-	stopTrace := startTrace()
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
-		stopTrace()
 		os.Exit(code)
 	}))
 }
@@ -368,7 +367,7 @@ func contextFor(d time.Duration) (context.Context, context.CancelFunc) {
 
 // hubCaps is what the process hub's backend can see: everything with
 // inotify, nothing beyond the directory events with fsnotify's backend.
-func hubCaps(t *testing.T) caps {
+func hubCaps(t *testing.T) decide.Caps {
 	t.Helper()
 	n, err := processHub.subscribe()
 	require.NoError(t, err)
@@ -377,10 +376,10 @@ func hubCaps(t *testing.T) caps {
 }
 
 // needCaps skips a test of what only a backend with want can do.
-func needCaps(t *testing.T, want caps, what string) {
+func needCaps(t *testing.T, want decide.Caps, what string) {
 	t.Helper()
 	got := hubCaps(t)
-	if (want.closes && !got.closes) || (want.ancestors && !got.ancestors) || (want.files && !got.files) {
+	if (want.Closes && !got.Closes) || (want.Ancestors && !got.Ancestors) || (want.Files && !got.Files) {
 		t.Skipf("the backend cannot see %s", what)
 	}
 }
@@ -562,7 +561,7 @@ func realTempDir(t *testing.T) string {
 // root: dir and every directory above it, or, where the backend cannot
 // watch that many (kqueue), dir only.
 func onTheWay(t *testing.T, dir string) []string {
-	if !hubCaps(t).ancestors {
+	if !hubCaps(t).Ancestors {
 		return []string{dir}
 	}
 	return ancestors(dir)

@@ -2,6 +2,7 @@ package file
 
 import (
 	"errors"
+	"github.com/keepwatch/file/internal/decide"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,7 +11,7 @@ import (
 )
 
 // subBuffer is how many events a subscription holds for its session. Its
-// last slot is kept for an opRescan event, so dispatch never blocks: a
+// last slot is kept for an OpRescan event, so dispatch never blocks: a
 // session busy in a slow callback loses events, not the hub's time, and
 // rescans.
 const subBuffer = 16
@@ -94,7 +95,7 @@ func (h *hub) subscribe() (notifier, error) {
 	s := &subscription{
 		h:      h,
 		in:     h.cur,
-		events: make(chan event, subBuffer),
+		events: make(chan decide.Event, subBuffer),
 		errors: make(chan error, 1),
 		paths:  make(map[string]int),
 		want:   make(map[string]bool),
@@ -117,7 +118,7 @@ func (h *hub) dispatch(in *instance, batch []rawEvent) {
 			// paths go through it, must look again.
 			for s := range in.subs {
 				if ev.name == "" || s.throughLocked(ev.name) {
-					s.deliverLocked(event{op: opRescan})
+					s.deliverLocked(decide.Event{Op: decide.OpRescan})
 				}
 			}
 			continue
@@ -133,7 +134,7 @@ func (h *hub) dispatch(in *instance, batch []rawEvent) {
 			}
 			h.entryEventLocked(path, ev.name, users, ev.op)
 		}
-		if ev.op&opDropped != 0 {
+		if ev.op&decide.OpDropped != 0 {
 			h.droppedLocked(ev.id)
 		}
 	}
@@ -145,7 +146,7 @@ func (h *hub) dispatch(in *instance, batch []rawEvent) {
 // one (a kubelet payload's files, an editor's temporary file, on the way
 // to the one event that matters): the names are looked up from a buffer,
 // and the event's path is made a string only when it is handed on.
-func (h *hub) entryEventLocked(path, name string, users map[*subscription]bool, o op) {
+func (h *hub) entryEventLocked(path, name string, users map[*subscription]bool, o decide.Op) {
 	h.key = append(append(h.key[:0], path...), filepath.Separator)
 	every := h.names[string(h.key)] // those that want every entry of path
 	h.key = appendJoin(h.key[:0], path, name)
@@ -161,12 +162,12 @@ func (h *hub) entryEventLocked(path, name string, users map[*subscription]bool, 
 	}
 	exact.each(func(s *subscription) {
 		if users[s] {
-			s.deliverLocked(event{name: full, op: o})
+			s.deliverLocked(decide.Event{Name: full, Op: o})
 		}
 	})
 	every.each(func(s *subscription) {
 		if users[s] && !s.want[full] {
-			s.deliverLocked(event{name: full, op: o})
+			s.deliverLocked(decide.Event{Name: full, Op: o})
 		}
 	})
 }
@@ -192,12 +193,12 @@ func appendJoin(dst []byte, dir, name string) []byte {
 // kernel dropped the watch is, to them, that path went, and the inode
 // with it: the kernel drops a watch when its inode is deleted, its last
 // user done with it, or its filesystem unmounted, not when it is moved.
-func (h *hub) selfEventLocked(path string, id int, users map[*subscription]bool, o op) {
-	if o&opDropped != 0 {
-		o = o&^opDropped | opRemove | opGone
+func (h *hub) selfEventLocked(path string, id int, users map[*subscription]bool, o decide.Op) {
+	if o&decide.OpDropped != 0 {
+		o = o&^decide.OpDropped | decide.OpRemove | decide.OpGone
 	}
 	for s := range users {
-		s.deliverLocked(event{name: path, op: o, watch: id})
+		s.deliverLocked(decide.Event{Name: path, Op: o, Watch: id})
 	}
 }
 
@@ -299,16 +300,16 @@ func (h *hub) unwantLocked(s *subscription, path string) {
 type subscription struct {
 	h      *hub
 	in     *instance // the instance it belongs to
-	events chan event
+	events chan decide.Event
 	errors chan error
 
 	// Guarded by h.mu.
 	paths  map[string]int // watched path → the backend's id for it
 	want   map[string]bool
-	last   event // the event queued last: see deliverLocked
-	prev   event // the event queued before it
-	lost   bool  // an opRescan event is queued and events since were dropped
-	broken bool  // its instance failed; it only waits to be closed
+	last   decide.Event // the event queued last: see deliverLocked
+	prev   decide.Event // the event queued before it
+	lost   bool         // an OpRescan event is queued and events since were dropped
+	broken bool         // its instance failed; it only waits to be closed
 	closed bool
 }
 
@@ -420,21 +421,21 @@ func (s *subscription) Sync() {
 	}
 }
 
-func (s *subscription) Caps() caps { return s.in.b.Caps() }
+func (s *subscription) Caps() decide.Caps { return s.in.b.Caps() }
 
 // Inode asks the backend which inode the watch id is of.
-func (s *subscription) Inode(id int) (watchedInode, bool) {
+func (s *subscription) Inode(id int) (decide.WatchedInode, bool) {
 	s.h.mu.Lock()
 	live := s.liveLocked()
 	s.h.mu.Unlock()
 	if !live {
-		return watchedInode{}, false
+		return decide.WatchedInode{}, false
 	}
 	return s.in.b.Inode(id)
 }
 
-func (s *subscription) Events() <-chan event { return s.events }
-func (s *subscription) Errors() <-chan error { return s.errors }
+func (s *subscription) Events() <-chan decide.Event { return s.events }
+func (s *subscription) Errors() <-chan error        { return s.errors }
 
 // Close leaves the hub. It is idempotent.
 func (s *subscription) Close() error {
@@ -459,9 +460,9 @@ func (s *subscription) Close() error {
 // alternate and neither is ever the one queued last: an event the same as
 // the first of the two queued last, while both are unread and are one
 // change told so, is merged into that pair.
-func (s *subscription) deliverLocked(ev event) {
+func (s *subscription) deliverLocked(ev decide.Event) {
 	if s.closed || len(s.events) > 0 && ev == s.last ||
-		len(s.events) > 1 && ev == s.prev && s.prev.op == s.last.op && s.prev.name == s.last.name {
+		len(s.events) > 1 && ev == s.prev && s.prev.Op == s.last.Op && s.prev.Name == s.last.Name {
 		return
 	}
 	if len(s.events) < cap(s.events)-1 {
@@ -471,7 +472,7 @@ func (s *subscription) deliverLocked(ev event) {
 	}
 	if !s.lost {
 		s.lost = true
-		s.prev, s.last = s.last, event{op: opRescan}
+		s.prev, s.last = s.last, decide.Event{Op: decide.OpRescan}
 		s.events <- s.last // fits: the last slot is kept for it
 	}
 }

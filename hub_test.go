@@ -3,6 +3,7 @@ package file
 import (
 	"flag"
 	"fmt"
+	"github.com/keepwatch/file/internal/decide"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -21,7 +22,7 @@ import (
 // hubFiles is how many providers TestManyProvidersShareOneInotifyInstance
 // runs: make test runs 2,000 (10,000 cost ten seconds under the race
 // detector); make soak runs 10,000.
-var hubFiles = flag.Int("hub.files", 2000, "providers for TestManyProvidersShareOneInotifyInstance, a multiple of 100")
+var hubFiles = flag.Int("hub.Files", 2000, "providers for TestManyProvidersShareOneInotifyInstance, a multiple of 100")
 
 func TestManyProvidersShareOneInotifyInstance(t *testing.T) {
 	before := countInotify(t)
@@ -173,27 +174,27 @@ func TestHubDispatchesEventsByWantedPath(t *testing.T) {
 		w := raw.last()
 
 		queued := func(n notifier) int { return len(n.(*subscription).events) }
-		w.send(p("/vol/config.yaml"), opCreate)
+		w.send(p("/vol/config.yaml"), decide.OpCreate)
 		synctest.Wait()
 		assert.Equal(t, 1, queued(a))
 		assert.Equal(t, 0, queued(b), "same directory, another file")
 
-		w.send(p("/vol/..data"), opCreate)
-		w.send(p("/vol/..2026_new"), opCreate) // nobody's
+		w.send(p("/vol/..data"), decide.OpCreate)
+		w.send(p("/vol/..2026_new"), decide.OpCreate) // nobody's
 		synctest.Wait()
 		assert.Equal(t, 2, queued(a))
 		assert.Equal(t, 0, queued(b))
 
 		// An event on a watched directory itself reaches its watchers.
-		w.send(p("/vol/..2026"), opRemove)
+		w.send(p("/vol/..2026"), decide.OpRemove)
 		synctest.Wait()
 		assert.Equal(t, 2, queued(a))
 		assert.Equal(t, 1, queued(b))
 
 		// Forgotten paths are no longer dispatched.
 		a.Forget(map[string]bool{p("/vol/..data"): true})
-		w.send(p("/vol/config.yaml"), opWrite)
-		w.send(p("/vol/..data"), opRemove) // not the event queued last: not merged
+		w.send(p("/vol/config.yaml"), decide.OpWrite)
+		w.send(p("/vol/..data"), decide.OpRemove) // not the event queued last: not merged
 		synctest.Wait()
 		assert.Equal(t, 3, queued(a))
 	})
@@ -212,20 +213,20 @@ func TestASubscriptionThatFallsBehindGetsOneRescan(t *testing.T) {
 		}
 		s.Want(p("/vol/again"))
 		for i := range 3 * subBuffer {
-			raw.last().send(fmt.Sprintf(p("/vol/f%d"), i), opWrite)
+			raw.last().send(fmt.Sprintf(p("/vol/f%d"), i), decide.OpWrite)
 		}
 		synctest.Wait()
 		events := s.(*subscription).events
 		require.Len(t, events, subBuffer, "full, and the hub never blocked")
 		for range subBuffer - 1 {
-			assert.False(t, (<-events).has(opRescan))
+			assert.False(t, (<-events).Has(decide.OpRescan))
 		}
-		assert.Equal(t, event{op: opRescan}, <-events, "the last slot says events were lost")
+		assert.Equal(t, decide.Event{Op: decide.OpRescan}, <-events, "the last slot says events were lost")
 
 		// Once drained, events flow again.
-		raw.last().send(p("/vol/again"), opWrite)
+		raw.last().send(p("/vol/again"), decide.OpWrite)
 		synctest.Wait()
-		assert.Equal(t, p("/vol/again"), (<-events).name)
+		assert.Equal(t, p("/vol/again"), (<-events).Name)
 	})
 }
 
@@ -244,23 +245,23 @@ func TestABurstOfTheSameEventIsMergedWhileQueued(t *testing.T) {
 		require.NoError(t, added(s.Add(p("/vol"))))
 		s.Want(p("/vol/config.yaml"))
 		for range 10 * subBuffer {
-			raw.last().send(p("/vol/config.yaml"), opWrite)
+			raw.last().send(p("/vol/config.yaml"), decide.OpWrite)
 		}
-		raw.last().send(p("/vol/config.yaml"), opClose)
-		raw.last().send(p("/vol/config.yaml"), opClose)
-		raw.last().send(p("/vol/config.yaml"), opWrite)
+		raw.last().send(p("/vol/config.yaml"), decide.OpClose)
+		raw.last().send(p("/vol/config.yaml"), decide.OpClose)
+		raw.last().send(p("/vol/config.yaml"), decide.OpWrite)
 		synctest.Wait()
 		events := s.(*subscription).events
-		want := []event{{name: p("/vol/config.yaml"), op: opWrite}, {name: p("/vol/config.yaml"), op: opClose}, {name: p("/vol/config.yaml"), op: opWrite}}
+		want := []decide.Event{{Name: p("/vol/config.yaml"), Op: decide.OpWrite}, {Name: p("/vol/config.yaml"), Op: decide.OpClose}, {Name: p("/vol/config.yaml"), Op: decide.OpWrite}}
 		require.Len(t, events, len(want))
 		for _, w := range want {
 			assert.Equal(t, w, <-events)
 		}
 
 		// Read, the same event is queued again.
-		raw.last().send(p("/vol/config.yaml"), opWrite)
+		raw.last().send(p("/vol/config.yaml"), decide.OpWrite)
 		synctest.Wait()
-		assert.Equal(t, event{name: p("/vol/config.yaml"), op: opWrite}, <-events)
+		assert.Equal(t, decide.Event{Name: p("/vol/config.yaml"), Op: decide.OpWrite}, <-events)
 	})
 }
 
@@ -282,21 +283,21 @@ func TestABurstToAFileWatchedTwiceIsMergedAPairAtATime(t *testing.T) {
 		s.Want(file)
 		s.Want(other)
 		for range 10 * subBuffer {
-			raw.last().send(file, opWrite)
+			raw.last().send(file, decide.OpWrite)
 		}
-		raw.last().send(file, opClose)
-		raw.last().send(file, opClose)
-		for _, o := range []op{opCreate, opRemove, opCreate} { // told once each: no pair
+		raw.last().send(file, decide.OpClose)
+		raw.last().send(file, decide.OpClose)
+		for _, o := range []decide.Op{decide.OpCreate, decide.OpRemove, decide.OpCreate} { // told once each: no pair
 			raw.last().send(other, o)
 		}
-		raw.last().send(file, opWrite)
+		raw.last().send(file, decide.OpWrite)
 		synctest.Wait()
 		events := s.(*subscription).events
-		want := []event{{name: file, op: opWrite, watch: own}, {name: file, op: opWrite},
-			{name: file, op: opClose, watch: own}, {name: file, op: opClose},
-			{name: other, op: opCreate}, {name: other, op: opRemove}, {name: other, op: opCreate},
-			{name: file, op: opWrite, watch: own}, {name: file, op: opWrite}}
-		var got []event
+		want := []decide.Event{{Name: file, Op: decide.OpWrite, Watch: own}, {Name: file, Op: decide.OpWrite},
+			{Name: file, Op: decide.OpClose, Watch: own}, {Name: file, Op: decide.OpClose},
+			{Name: other, Op: decide.OpCreate}, {Name: other, Op: decide.OpRemove}, {Name: other, Op: decide.OpCreate},
+			{Name: file, Op: decide.OpWrite, Watch: own}, {Name: file, Op: decide.OpWrite}}
+		var got []decide.Event
 		for len(events) > 0 {
 			got = append(got, <-events)
 		}

@@ -3,6 +3,7 @@ package file
 import (
 	"context"
 	"fmt"
+	"github.com/keepwatch/file/internal/decide"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -51,7 +52,7 @@ func TestUnwatchReturnsWhileACallbackRunsAndShutdownWaitsForIt(t *testing.T) {
 		}))
 		synctest.Wait()
 		replace(t, path, "v2\n")
-		send(fs.last(), path, opCreate)
+		send(fs.last(), path, decide.OpCreate)
 		g.reached(t)
 
 		require.NoError(t, f.Unwatch())
@@ -179,7 +180,7 @@ func TestRewatchFromInsideTheCallback(t *testing.T) {
 		require.NoError(t, f.Watch(cb))
 		synctest.Wait()
 		replace(t, path, "v2\n")
-		send(fs.last(), path, opCreate)
+		send(fs.last(), path, decide.OpCreate)
 		<-done
 		require.NoError(t, f.Unwatch())
 		assert.Equal(t, int32(rounds), deliveries.Load())

@@ -3,6 +3,7 @@ package file
 import (
 	"context"
 	"fmt"
+	"github.com/keepwatch/file/internal/decide"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -63,8 +64,8 @@ func TestLogHasOneRecordPerStateChange(t *testing.T) {
 			replace(t, path, fmt.Sprintf("v%d\n", i+2))
 		}
 		for range 20 {
-			send(n, path, opCreate)
-			send(n, path, opAttrib)
+			send(n, path, decide.OpCreate)
+			send(n, path, decide.OpAttrib)
 		}
 		advance(time.Second)
 		assert.Equal(t, []string{"DEBUG keepwatch: watch started", "DEBUG keepwatch: update delivered"},
@@ -86,10 +87,10 @@ func TestLogHasOneRecordPerStateChange(t *testing.T) {
 
 		// Missing, then back.
 		_ = os.Remove(path)
-		send(fs.last(), path, opRemove)
+		send(fs.last(), path, decide.OpRemove)
 		advance(time.Second)
 		write(t, path, "v9\n")
-		send(fs.last(), path, opCreate)
+		send(fs.last(), path, decide.OpCreate)
 		advance(time.Second)
 		assert.Equal(t, []string{
 			"WARN keepwatch: watch interrupted",

@@ -3,6 +3,7 @@ package file
 import (
 	"errors"
 	"fmt"
+	"github.com/keepwatch/file/internal/decide"
 	"os"
 	"path/filepath"
 	"slices"
@@ -122,7 +123,7 @@ func TestASlowCallbackCannotOverflowTheSharedQueue(t *testing.T) {
 // does. It hands on the events the session wants, as the hub does.
 type privateNotifier struct {
 	w      *fsnotify.Watcher
-	events chan event
+	events chan decide.Event
 	errors chan error
 	done   chan struct{}
 	wg     sync.WaitGroup
@@ -137,7 +138,7 @@ func newPrivateNotifier() (notifier, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &privateNotifier{w: w, events: make(chan event), errors: make(chan error), done: make(chan struct{}),
+	p := &privateNotifier{w: w, events: make(chan decide.Event), errors: make(chan error), done: make(chan struct{}),
 		dirs: make(map[string]bool), wants: make(map[string]bool)}
 	p.wg.Go(p.forward)
 	return p, nil
@@ -155,7 +156,7 @@ func (p *privateNotifier) forward() {
 				continue
 			}
 			select {
-			case p.events <- event{name: ev.Name, op: opOf(ev.Op)}:
+			case p.events <- decide.Event{Name: ev.Name, Op: opOf(ev.Op)}:
 			case <-p.done:
 				return
 			}
@@ -211,11 +212,11 @@ func (p *privateNotifier) Forget(keep map[string]bool) {
 	}
 }
 
-func (p *privateNotifier) Caps() caps                     { return caps{} }
-func (p *privateNotifier) Inode(int) (watchedInode, bool) { return watchedInode{}, false }
-func (p *privateNotifier) Sync()                          {}
-func (p *privateNotifier) Events() <-chan event           { return p.events }
-func (p *privateNotifier) Errors() <-chan error           { return p.errors }
+func (p *privateNotifier) Caps() decide.Caps                     { return decide.Caps{} }
+func (p *privateNotifier) Inode(int) (decide.WatchedInode, bool) { return decide.WatchedInode{}, false }
+func (p *privateNotifier) Sync()                                 {}
+func (p *privateNotifier) Events() <-chan decide.Event           { return p.events }
+func (p *privateNotifier) Errors() <-chan error                  { return p.errors }
 
 func (p *privateNotifier) Close() error {
 	close(p.done)

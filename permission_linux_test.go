@@ -2,6 +2,7 @@ package file
 
 import (
 	"context"
+	"github.com/keepwatch/file/internal/decide"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -178,7 +179,7 @@ type renamedOverAtFirstRead struct {
 	do   func()
 }
 
-func (s *renamedOverAtFirstRead) read(why Reason, via *sight) reading {
+func (s *renamedOverAtFirstRead) read(why decide.Reason, via *resolution) reading {
 	s.once.Do(s.do)
 	return s.subject.read(why, via)
 }

@@ -1,6 +1,7 @@
 package file
 
 import (
+	"github.com/keepwatch/file/internal/decide"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -64,7 +65,7 @@ func TestEventsUnavailableFallsBackToPollingAndBack(t *testing.T) {
 				require.NotNil(t, n)
 				assert.Equal(t, []string{filepath.Dir(path)}, n.watched())
 				replace(t, path, "v3\n")
-				send(n, path, opCreate)
+				send(n, path, decide.OpCreate)
 				synctest.Wait()
 				assert.Equal(t, []string{"v2\n", "v3\n"}, r.contents())
 				assert.Len(t, r.errs(), 1)

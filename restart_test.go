@@ -3,6 +3,7 @@ package file
 import (
 	"context"
 	"errors"
+	"github.com/keepwatch/file/internal/decide"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -49,7 +50,7 @@ func TestSessionFaultsAreReportedOnceAndRecoveredWithAReRead(t *testing.T) {
 				assert.ErrorIs(t, errs[0], ErrWatchInterrupted)
 				assert.ErrorIs(t, errs[0], fault.cause)
 				assert.Contains(t, errs[0].Error(), path)
-				assert.False(t, send(n1, path, opWrite), "the broken notifier is closed")
+				assert.False(t, send(n1, path, decide.OpWrite), "the broken notifier is closed")
 
 				// Re-armed after the first backoff step, and the re-read
 				// delivers the update made while the watch was down.
@@ -64,7 +65,7 @@ func TestSessionFaultsAreReportedOnceAndRecoveredWithAReRead(t *testing.T) {
 				// The new session works.
 				n2 := fs.last()
 				write(t, path, "v3\n")
-				send(n2, path, opWrite)
+				send(n2, path, decide.OpWrite)
 				time.Sleep(defaultQuietWindow)
 				synctest.Wait()
 				assert.Equal(t, []string{"v2\n", "v3\n"}, r.contents())
@@ -175,7 +176,7 @@ func TestCloseErrorsDoNotStopTheWatch(t *testing.T) {
 		synctest.Wait()
 		assert.Equal(t, []string{"v2\n"}, r.contents())
 		write(t, path, "v3\n")
-		send(fs.last(), path, opCreate)
+		send(fs.last(), path, decide.OpCreate)
 		synctest.Wait()
 		assert.Equal(t, []string{"v2\n", "v3\n"}, r.contents())
 	})

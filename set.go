@@ -15,6 +15,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/keepwatch/file/internal/chain"
+	"github.com/keepwatch/file/internal/decide"
 	"github.com/keepwatch/file/internal/glob"
 )
 
@@ -251,9 +252,7 @@ func (s *setSubject) paths() []string {
 	return out
 }
 
-func (s *setSubject) doubtful(r reading) bool {
-	return errors.Is(r.err, fs.ErrNotExist) || (r.err == nil && len(r.c.files) == 0)
-}
+func (s *setSubject) empty(c *content) bool { return len(c.files) == 0 }
 
 // place is where a set is read from now: its directory, and in a kubelet
 // volume, the generation's directory that ..data leads to.
@@ -310,30 +309,31 @@ func (s *setSubject) members(p place) ([]string, error) {
 	return names, nil
 }
 
-func (s *setSubject) resolve(before func(string), _ *sight, _ func(string) bool) sight {
+func (s *setSubject) resolve(before func(string), _ *resolution, _ map[string]bool) resolution {
 	c := chain.Resolve(s.abs, before)
-	v := sight{names: c.Names, dirs: c.Dirs, searched: c.Searched, home: c.Home()}
+	v := resolution{Resolution: decide.Resolution{Names: c.Names, Dirs: c.Dirs, Searched: c.Searched}}
+	v.setHome(c.Home())
 	p, err := s.locate(&c)
 	if err != nil {
 		return v
 	}
-	v.home = p.dir
-	v.dirs = appendNew(v.dirs, p.dir) // its entries come and go
+	v.setHome(p.dir)
+	v.Dirs = appendNew(v.Dirs, p.dir) // its entries come and go
 	note := func(path string) {
 		if before != nil {
 			before(path)
 		}
-		v.names[path] = true
+		v.Names[path] = true
 	}
 	note(filepath.Join(p.dir, dataLink))
 	if p.gen != "" {
 		// A kubelet volume: updates arrive as ..data swaps, read at once.
-		v.swap = filepath.Join(p.dir, dataLink)
+		v.DataLink = filepath.Join(p.dir, dataLink)
 		note(p.base)
-		v.dirs = appendNew(v.dirs, p.base)
+		v.Dirs = appendNew(v.Dirs, p.base)
 	} else if s.pattern != "" || s.tree {
 		note(p.dir + string(filepath.Separator)) // every entry: files come and go
-		v.entries, v.match = p.dir, s.matches
+		v.setEntries(p.dir, s.matches)
 	}
 	names, _ := s.members(p)
 	for _, n := range names {
@@ -343,8 +343,8 @@ func (s *setSubject) resolve(before func(string), _ *sight, _ func(string) bool)
 		if info, err := os.Lstat(path); err == nil && info.Mode()&fs.ModeSymlink == 0 {
 			// A file, as in a kubelet payload: nothing more to follow but
 			// its directory, which a name with a slash puts below the set's.
-			v.files = appendNew(v.files, path)
-			v.dirs = appendNew(v.dirs, filepath.Dir(path))
+			v.Files = appendNew(v.Files, path)
+			v.Dirs = appendNew(v.Dirs, filepath.Dir(path))
 			continue
 		}
 		// A symlink, or missing for now: resolved, it names the
@@ -354,16 +354,16 @@ func (s *setSubject) resolve(before func(string), _ *sight, _ func(string) bool)
 		// failed watch ends the session.
 		mc := chain.Resolve(path, before)
 		for name := range mc.Names {
-			v.names[name] = true
+			v.Names[name] = true
 		}
 		for _, d := range mc.Dirs {
-			v.dirs = appendNew(v.dirs, d)
+			v.Dirs = appendNew(v.Dirs, d)
 		}
 		for _, d := range mc.Searched {
-			v.searched = appendNew(v.searched, d)
+			v.Searched = appendNew(v.Searched, d)
 		}
 		if mc.Real != "" {
-			v.files = appendNew(v.files, mc.Real)
+			v.Files = appendNew(v.Files, mc.Real)
 		}
 	}
 	return v
@@ -378,7 +378,7 @@ func appendNew(list []string, s string) []string {
 
 // read reads the set's files, all of them from one place: in a kubelet
 // volume, the payload ..data names (see generation.go).
-func (s *setSubject) read(why Reason, _ *sight) reading {
+func (s *setSubject) read(why decide.Reason, _ *resolution) reading {
 	c := chain.Resolve(s.abs, nil)
 	p, err := s.locate(&c)
 	if err != nil {
@@ -403,7 +403,7 @@ func (s *setSubject) read(why Reason, _ *sight) reading {
 }
 
 // readAt reads the set's files where p says they are.
-func (s *setSubject) readAt(p place, why Reason) reading {
+func (s *setSubject) readAt(p place, why decide.Reason) reading {
 	names, err := s.members(p)
 	if err != nil {
 		return reading{why: why, err: err}
@@ -441,7 +441,7 @@ func (s *setSubject) readAt(p place, why Reason) reading {
 	return reading{why: why, c: out}
 }
 
-func (s *setSubject) stat() signature {
+func (s *setSubject) stat() decide.Signature {
 	c := chain.Resolve(s.abs, nil)
 	p, err := s.locate(&c)
 	if err != nil {

@@ -2,6 +2,7 @@ package file
 
 import (
 	"fmt"
+	"github.com/keepwatch/file/internal/decide"
 	"path/filepath"
 	"testing"
 	"testing/synctest"
@@ -31,7 +32,7 @@ func truncated(t *testing.T, n *fakeNotifier, path string) {
 // truncation's close does not deliver the empty file, the appender's close
 // delivers the whole content, once.
 func TestAFileEmptiedThenAppendedToIsDeliveredOnceWhole(t *testing.T) {
-	for _, gap := range []time.Duration{0, 2 * time.Millisecond, 500 * time.Millisecond, heldOpenWindow - time.Millisecond} {
+	for _, gap := range []time.Duration{0, 2 * time.Millisecond, 500 * time.Millisecond, decide.HeldOpenWindow - time.Millisecond} {
 		t.Run(fmt.Sprintf("appender after %v", gap), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				path := filepath.Join(t.TempDir(), "config.yaml")
@@ -47,7 +48,7 @@ func TestAFileEmptiedThenAppendedToIsDeliveredOnceWhole(t *testing.T) {
 				assert.Equal(t, []string{"v2\n"}, r.contents())
 				assert.Zero(t, time.Since(closed), "read at the appender's close")
 
-				advance(maxWriterWait)
+				advance(decide.MaxWriterWait)
 				assert.Equal(t, []string{"v2\n"}, r.contents(), "once")
 			})
 		})
@@ -56,7 +57,7 @@ func TestAFileEmptiedThenAppendedToIsDeliveredOnceWhole(t *testing.T) {
 
 // An appender that writes and keeps the file open (a slow producer with
 // >>) turns the doubt of the empty file into a wait for it: what it wrote
-// is read once it has gone heldOpenWindow without writing, never the empty
+// is read once it has gone decide.HeldOpenWindow without writing, never the empty
 // file before.
 func TestAFileEmptiedThenAppendedToByAWriterThatKeepsItOpen(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -65,9 +66,9 @@ func TestAFileEmptiedThenAppendedToByAWriterThatKeepsItOpen(t *testing.T) {
 		r, n := watchedOnLinux(t, path)
 
 		truncated(t, n, path)
-		advance(heldOpenWindow / 2)
+		advance(decide.HeldOpenWindow / 2)
 		writing(t, n, path, "v2\n")
-		advance(heldOpenWindow - time.Nanosecond)
+		advance(decide.HeldOpenWindow - time.Nanosecond)
 		assert.Empty(t, r.calls())
 		advance(time.Nanosecond)
 		assert.Equal(t, []string{"v2\n"}, r.contents())
@@ -75,9 +76,9 @@ func TestAFileEmptiedThenAppendedToByAWriterThatKeepsItOpen(t *testing.T) {
 }
 
 // A file emptied on purpose is delivered once no writer has appeared for
-// heldOpenWindow after the close that emptied it. A writer that only opens
+// decide.HeldOpenWindow after the close that emptied it. A writer that only opens
 // and closes it meanwhile puts that off to a window after its close, but a
-// file closed again and again is delivered maxWriterWait after the doubt
+// file closed again and again is delivered decide.MaxWriterWait after the doubt
 // began.
 func TestAFileEmptiedOnPurposeIsDeliveredOnceNoWriterFollows(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -86,7 +87,7 @@ func TestAFileEmptiedOnPurposeIsDeliveredOnceNoWriterFollows(t *testing.T) {
 		r, n := watchedOnLinux(t, path)
 
 		truncated(t, n, path)
-		advance(heldOpenWindow - time.Nanosecond)
+		advance(decide.HeldOpenWindow - time.Nanosecond)
 		assert.Empty(t, r.calls())
 		advance(time.Nanosecond)
 		assert.Equal(t, []string{""}, r.contents())
@@ -96,26 +97,26 @@ func TestAFileEmptiedOnPurposeIsDeliveredOnceNoWriterFollows(t *testing.T) {
 		finish(t, n, path, "v2\n")
 		synctest.Wait()
 		truncated(t, n, path)
-		advance(heldOpenWindow / 2)
-		send(n, path, opClose)
-		advance(heldOpenWindow - time.Nanosecond)
+		advance(decide.HeldOpenWindow / 2)
+		send(n, path, decide.OpClose)
+		advance(decide.HeldOpenWindow - time.Nanosecond)
 		assert.Equal(t, []string{"", "v2\n"}, r.contents())
 		advance(time.Nanosecond)
 		assert.Equal(t, []string{"", "v2\n", ""}, r.contents())
 
 		// Closed again and again, each time before the window is out:
-		// delivered at maxWriterWait from the first close.
+		// delivered at decide.MaxWriterWait from the first close.
 		finish(t, n, path, "v3\n")
 		synctest.Wait()
 		truncated(t, n, path)
 		began := time.Now()
-		for time.Since(began)+heldOpenWindow/2 < maxWriterWait {
-			advance(heldOpenWindow / 2)
-			send(n, path, opClose)
+		for time.Since(began)+decide.HeldOpenWindow/2 < decide.MaxWriterWait {
+			advance(decide.HeldOpenWindow / 2)
+			send(n, path, decide.OpClose)
 		}
 		synctest.Wait()
 		assert.Len(t, r.calls(), 4)
-		advance(time.Until(began.Add(maxWriterWait)))
+		advance(time.Until(began.Add(decide.MaxWriterWait)))
 		assert.Equal(t, []string{"", "v2\n", "", "v3\n", ""}, r.contents())
 	})
 }
@@ -131,19 +132,19 @@ func TestAnEmptiedFileWhoseCloseIsToldTwiceIsDeliveredOnceAfterTheWindow(t *test
 		r, n := watchedThrough(t, path, fs)
 
 		write(t, path, "")
-		send(n, path, opWrite)
+		send(n, path, decide.OpWrite)
 		fs.set(func(fs *fakes) {
 			fs.onSync = func(n *fakeNotifier) {
 				fs.onSync = nil
-				send(n, path, opClose) // by the file's own watch
+				send(n, path, decide.OpClose) // by the file's own watch
 			}
 		})
-		send(n, path, opClose) // by the directory's
-		advance(heldOpenWindow - time.Nanosecond)
+		send(n, path, decide.OpClose) // by the directory's
+		advance(decide.HeldOpenWindow - time.Nanosecond)
 		assert.Empty(t, r.calls())
 		advance(time.Nanosecond)
 		assert.Equal(t, []string{""}, r.contents())
-		advance(maxWriterWait)
+		advance(decide.MaxWriterWait)
 		assert.Len(t, r.calls(), 1)
 	})
 }
@@ -151,9 +152,9 @@ func TestAnEmptiedFileWhoseCloseIsToldTwiceIsDeliveredOnceAfterTheWindow(t *test
 // A producer behind a shell redirect, `(cat part1; sleep 0.3; cat part2) >
 // config.yaml`: the shell holds the file open until the last part is
 // written, so no close comes between the parts. A pause shorter than
-// heldOpenWindow reads nothing; the close reads the whole, at once.
+// decide.HeldOpenWindow reads nothing; the close reads the whole, at once.
 func TestAProducerThatPausesHoldingTheFileOpenIsReadWhole(t *testing.T) {
-	for _, pause := range []time.Duration{300 * time.Millisecond, 800 * time.Millisecond, heldOpenWindow - time.Nanosecond} {
+	for _, pause := range []time.Duration{300 * time.Millisecond, 800 * time.Millisecond, decide.HeldOpenWindow - time.Nanosecond} {
 		t.Run(fmt.Sprintf("pausing %v", pause), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				path := filepath.Join(t.TempDir(), "config.yaml")
@@ -175,7 +176,7 @@ func TestAProducerThatPausesHoldingTheFileOpenIsReadWhole(t *testing.T) {
 }
 
 // A writer that keeps the file open is read once it has gone
-// heldOpenWindow without a write, and its close reads again: a pause
+// decide.HeldOpenWindow without a write, and its close reads again: a pause
 // longer than that is read half done, then whole, the documented
 // exception.
 func TestAProducerPausingLongerThanTheWindowIsReadThenReadAgainAtItsClose(t *testing.T) {
@@ -185,7 +186,7 @@ func TestAProducerPausingLongerThanTheWindowIsReadThenReadAgainAtItsClose(t *tes
 		r, n := watchedOnLinux(t, path)
 
 		writing(t, n, path, "part: 1\n")
-		advance(heldOpenWindow - time.Nanosecond)
+		advance(decide.HeldOpenWindow - time.Nanosecond)
 		assert.Empty(t, r.calls())
 		advance(time.Nanosecond)
 		assert.Equal(t, []string{"part: 1\n"}, r.contents())
@@ -198,10 +199,10 @@ func TestAProducerPausingLongerThanTheWindowIsReadThenReadAgainAtItsClose(t *tes
 
 // A writer that holds the file open and never stops writing for a
 // window (a slow download into a redirect) is read at the cap,
-// maxWaitFactor windows after its first write: maxWriterWait, the longest
+// decide.MaxWaitFactor windows after its first write: decide.MaxWriterWait, the longest
 // any writer holds a read back.
 func TestAWriterThatKeepsWritingIsReadAtTheCap(t *testing.T) {
-	require.Equal(t, maxWriterWait, maxWaitFactor*heldOpenWindow, "the cap of a heard writer is maxWriterWait")
+	require.Equal(t, decide.MaxWriterWait, decide.MaxWaitFactor*decide.HeldOpenWindow, "the cap of a heard writer is decide.MaxWriterWait")
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "config.yaml")
 		write(t, path, "v1\n")
@@ -209,21 +210,21 @@ func TestAWriterThatKeepsWritingIsReadAtTheCap(t *testing.T) {
 
 		began := time.Now()
 		var data string
-		for i := 0; time.Since(began) < maxWriterWait; i++ {
+		for i := 0; time.Since(began) < decide.MaxWriterWait; i++ {
 			data += fmt.Sprintf("chunk: %d\n", i)
 			writing(t, n, path, data)
 			synctest.Wait()
 			require.Empty(t, r.calls(), "read %v after the first write", time.Since(began))
-			advance(heldOpenWindow * 9 / 10)
+			advance(decide.HeldOpenWindow * 9 / 10)
 		}
 		require.Len(t, r.calls(), 1)
-		assert.Equal(t, maxWriterWait, r.calls()[0].at.Sub(began), "read at the cap")
+		assert.Equal(t, decide.MaxWriterWait, r.calls()[0].at.Sub(began), "read at the cap")
 	})
 }
 
 // A file the path leads to only now (a link retargeted to a release
 // written just before, in a directory watched already: its writes went to
-// no one), found written lately, is given unheardWriterPause for a writer
+// no one), found written lately, is given decide.UnheardWriterPause for a writer
 // no event told of, not the window of a writer heard writing: swaps are
 // not slowed. A write heard from it then makes it a heard writer.
 func TestAWriterNoEventToldOfIsGivenAShortPause(t *testing.T) {
@@ -234,8 +235,8 @@ func TestAWriterNoEventToldOfIsGivenAShortPause(t *testing.T) {
 		write(t, t2, "v2\n")
 		stamp(t, t2)
 		retarget(t, path, t2)
-		send(n, path, opCreate) // IN_MOVED_TO
-		advance(unheardWriterPause - time.Nanosecond)
+		send(n, path, decide.OpCreate) // IN_MOVED_TO
+		advance(decide.UnheardWriterPause - time.Nanosecond)
 		assert.Empty(t, r.calls())
 		advance(time.Nanosecond)
 		assert.Equal(t, []string{"v2\n"}, r.contents())
@@ -244,15 +245,15 @@ func TestAWriterNoEventToldOfIsGivenAShortPause(t *testing.T) {
 		write(t, t3, "v3: half\n")
 		stamp(t, t3)
 		retarget(t, path, t3)
-		send(n, path, opCreate)
+		send(n, path, decide.OpCreate)
 		synctest.Wait()
 		writing(t, n, t3, "v3: half\nand more\n") // its writer is at it, and heard now
 		began := time.Now()
-		advance(heldOpenWindow - time.Nanosecond)
+		advance(decide.HeldOpenWindow - time.Nanosecond)
 		assert.Equal(t, []string{"v2\n"}, r.contents())
 		advance(time.Nanosecond)
 		assert.Equal(t, []string{"v2\n", "v3: half\nand more\n"}, r.contents())
-		assert.Equal(t, heldOpenWindow, time.Since(began))
+		assert.Equal(t, decide.HeldOpenWindow, time.Since(began))
 	})
 }
 
@@ -293,7 +294,7 @@ func TestAWriterWhoseEventsWereLostKeepsItsWindow(t *testing.T) {
 		r, n := watchedOnLinux(t, path)
 
 		writing(t, n, path, "part: 1\n")
-		send(n, "", opRescan) // the rest of the burst lost
+		send(n, "", decide.OpRescan) // the rest of the burst lost
 		advance(800 * time.Millisecond)
 		assert.Empty(t, r.calls(), "read half done")
 		finish(t, n, path, "part: 1\npart: 2\n")
@@ -302,13 +303,13 @@ func TestAWriterWhoseEventsWereLostKeepsItsWindow(t *testing.T) {
 
 		// The close lost with the burst: read once the window is out.
 		writing(t, n, path, "v3\n")
-		send(n, "", opRescan)
+		send(n, "", decide.OpRescan)
 		began := time.Now()
-		advance(heldOpenWindow - time.Nanosecond)
+		advance(decide.HeldOpenWindow - time.Nanosecond)
 		assert.Len(t, r.calls(), 1)
 		advance(time.Nanosecond)
 		assert.Equal(t, []string{"part: 1\npart: 2\n", "v3\n"}, r.contents())
-		assert.Equal(t, heldOpenWindow, time.Since(began))
+		assert.Equal(t, decide.HeldOpenWindow, time.Since(began))
 	})
 }
 
@@ -316,7 +317,7 @@ func TestAWriterWhoseEventsWereLostKeepsItsWindow(t *testing.T) {
 // writers, as any read believed does: the next close's read that finds a
 // later writer at work is left to that writer, not believed because reads
 // had been held back since long before (noLaterWriter believes a read once
-// writers have held reads back for maxWaitFactor windows).
+// writers have held reads back for decide.MaxWaitFactor windows).
 func TestAReadAtTheCapEndsTheHoldingBackOfReads(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "config.yaml")
@@ -327,34 +328,34 @@ func TestAReadAtTheCapEndsTheHoldingBackOfReads(t *testing.T) {
 			fs.set(func(fs *fakes) {
 				fs.onSync = func(n *fakeNotifier) {
 					fs.onSync = nil
-					send(n, path, opWrite)
+					send(n, path, decide.OpWrite)
 				}
 			})
 		}
 
 		// A writer's close, read with the next writer at work: held back.
 		write(t, path, "v2\n")
-		send(n, path, opWrite)
+		send(n, path, decide.OpWrite)
 		write(t, path, "v3: half")
 		laterWriter()
-		send(n, path, opClose)
+		send(n, path, decide.OpClose)
 		synctest.Wait()
 		require.Empty(t, r.calls())
 		// That writer never pauses for a window, and is read at the cap.
 		for i := 0; len(r.calls()) == 0; i++ {
 			require.Less(t, i, 100)
 			writing(t, n, path, fmt.Sprintf("v3: %d\n", i))
-			advance(heldOpenWindow * 9 / 10)
+			advance(decide.HeldOpenWindow * 9 / 10)
 		}
 		capped := r.contents()
-		advance(heldOpenWindow) // its quiet's read, if the cap's missed a last write
+		advance(decide.HeldOpenWindow) // its quiet's read, if the cap's missed a last write
 
 		// The next writer's close, read with yet another writer at work.
 		write(t, path, "v4\n")
-		send(n, path, opWrite)
+		send(n, path, decide.OpWrite)
 		write(t, path, "v5: half")
 		laterWriter()
-		send(n, path, opClose)
+		send(n, path, decide.OpClose)
 		synctest.Wait()
 		assert.NotContains(t, r.contents(), "v5: half", "read with a later writer at work; before: %q", capped)
 	})

@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"time"
+
+	"github.com/keepwatch/file/internal/decide"
 )
 
 // Mode says how a provider notices changes.
@@ -40,6 +42,14 @@ const (
 	ReasonRecheck Reason = "recheck" // the periodic re-check, or a poll, saw a change
 	ReasonRequest Reason = "request" // the application asked, with Recheck
 )
+
+// reasons names the decider's reasons as Stats and the log do.
+var reasons = [...]Reason{decide.ReasonStart: ReasonStart, decide.ReasonRestart: ReasonRestart,
+	decide.ReasonEvent: ReasonEvent, decide.ReasonWrite: ReasonWrite, decide.ReasonRecheck: ReasonRecheck,
+	decide.ReasonRequest: ReasonRequest}
+
+// reasonOf is the Reason of a decider's reason.
+func reasonOf(r decide.Reason) Reason { return reasons[r] }
 
 // Stats is a snapshot of what a provider has done, from [File.Stats]. The
 // counters cover the provider's whole life, across Watch calls, so they

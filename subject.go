@@ -1,7 +1,6 @@
 package file
 
 import (
-	"errors"
 	"hash/fnv"
 	"io/fs"
 	"maps"
@@ -12,25 +11,27 @@ import (
 	"time"
 
 	"github.com/keepwatch/file/internal/chain"
+	"github.com/keepwatch/file/internal/decide"
 )
 
-// subject is what a watch session reads and watches: one file
-// (fileSubject) or a set of files read as one (setSubject).
+// subject is what a watch reads and watches: one file (fileSubject) or a
+// set of files read as one (setSubject).
 type subject interface {
 	// resolve looks up, now, everything the subject's content depends on,
 	// calling before with each path before it looks it up. Given prev, an
 	// earlier resolution, and changed, which reports the paths that
-	// changed since, it may look up only what follows the first of them.
-	resolve(before func(path string), prev *sight, changed func(path string) bool) sight
+	// changed since, it may look up only what follows the first of them,
+	// and build the new resolution in prev's storage.
+	resolve(before func(path string), prev *resolution, changed map[string]bool) resolution
 	// read reads the subject. via, if not nil, is the resolution made just
 	// before: the read takes from it what it already found.
-	read(why Reason, via *sight) reading
+	read(why decide.Reason, via *resolution) reading
 	// stat sums up the stat of everything read, for the cheap re-check: a
 	// change of content that leaves it alike is not looked for.
-	stat() signature
-	// doubtful reports whether a read is more likely the middle of an
-	// update than its end: a missing or empty file, an empty set.
-	doubtful(r reading) bool
+	stat() decide.Signature
+	// empty reports whether what a read found is nothing: an empty file,
+	// a set with no files.
+	empty(c *content) bool
 	// paths lists the files the subject reads, as given: where a subPath
 	// mount would be.
 	paths() []string
@@ -44,76 +45,61 @@ type target struct {
 	opts *options
 }
 
-// sight is what a resolution of a subject found it depends on: the paths
-// whose events matter, and what to watch.
-type sight struct {
-	names    map[string]bool // every path looked up: an event naming one matters
-	entries  string          // a directory any of whose entries matching match matters; "" if none
-	match    func(name string) bool
-	dirs     []string    // the directories the resolution depends on: always watched
-	searched []string    // every directory a name was looked up in, dirs among them
-	files    []string    // the files read, whose own inode is watched where it can be
-	home     string      // where the subject lives: its filesystem's events matter
-	swap     string      // the ..data link of a kubelet volume the subject is read through; "" if none
-	gen      string      // what swap pointed to: the payload the subject is read from
-	swapped  time.Time   // when swap was made: when that payload was swapped in
-	atomic   bool        // whole updates arrive at once (one file, or a kubelet swap): no need to wait for a set to settle
-	one      bool        // the resolution of one file: chain is its
-	chain    chain.Chain // the resolution it came from, to be resumed; none for a set
-	file     fs.FileInfo // the file it led to, for one file: what a read right after it should find
+// resolution is one resolution of a subject: what the decider is told it
+// depends on (decide.Resolution), and what the loop keeps to read through
+// it and to resume it.
+type resolution struct {
+	decide.Resolution
+	entries string // a directory any of whose entries matching match matters; "" if none
+	match   func(string) bool
+	gen     string      // what DataLink pointed to: the payload the subject is read from
+	swapped time.Time   // when DataLink was made: when that payload was swapped in
+	chain   chain.Chain // the resolution of one file, to be resumed; none for a set
 }
 
-// relevant reports whether an event on name can change what the subject
-// resolves to or what it holds.
-func (v *sight) relevant(name string) bool {
-	return v.names[name] || slices.Contains(v.dirs, name) || slices.Contains(v.files, name) ||
-		(v.entries != "" && filepath.Dir(name) == v.entries && v.match(filepath.Base(name)))
-}
-
-// fileOf is where the file r read is, if the resolution v is the one the
-// read went by and led to it: the file's real path. "" if not known.
-func (v *sight) fileOf(r *reading) string {
-	if len(v.files) != 1 || v.file == nil || r.c.info == nil || !sameFile(r.c.info, v.file) {
-		return ""
+// setHome sets where the subject lives, and the directory above it.
+func (r *resolution) setHome(home string) {
+	r.Home, r.HomeParent = home, ""
+	if home != "" {
+		r.HomeParent = filepath.Dir(home)
 	}
-	return v.files[0]
 }
 
-// onTheWay reports whether path is a name the resolution looked up on the
-// way to the file, not the file itself.
-func (v *sight) onTheWay(path string) bool {
-	return v.names[path] && !slices.Contains(v.files, path)
+// setEntries makes every entry of dir whose name match accepts matter.
+func (r *resolution) setEntries(dir string, match func(string) bool) {
+	r.entries, r.match = dir, match
+	r.InEntries = func(path string) bool { return filepath.Dir(path) == dir && match(filepath.Base(path)) }
 }
 
 // same reports whether two resolutions lead the same way through the same
 // names: for one file, its chain's; for a set, the names and directories
 // of all its files'.
-func (v *sight) same(o *sight) bool {
-	if v.one && o.one {
-		return v.chain.Same(&o.chain)
+func (r *resolution) same(o *resolution) bool {
+	if r.One && o.One {
+		return r.chain.Same(&o.chain)
 	}
-	return maps.Equal(v.names, o.names) && v.entries == o.entries && slices.Equal(v.dirs, o.dirs) &&
-		slices.Equal(v.searched, o.searched) && slices.Equal(v.files, o.files)
+	return maps.Equal(r.Names, o.Names) && r.entries == o.entries && slices.Equal(r.Dirs, o.Dirs) &&
+		slices.Equal(r.Searched, o.Searched) && slices.Equal(r.Files, o.Files)
 }
 
 // inPayload returns where the one file the resolution found is in the
 // payload its ..data named: a key's path below the payload's directory. It
 // reports false outside a kubelet volume, and for a file the resolution
 // found elsewhere (a key that links out of its payload).
-func (v *sight) inPayload() (string, bool) {
-	if v.swap == "" || len(v.files) != 1 || !isPayload(v.gen) {
+func (r *resolution) inPayload() (string, bool) {
+	if r.DataLink == "" || len(r.Files) != 1 || !isPayload(r.gen) {
 		return "", false
 	}
-	// files[0] is vol/gen/rel, all of it symlink-free and clean: cut, not
+	// Files[0] is vol/gen/rel, all of it symlink-free and clean: cut, not
 	// joined, on the way to the callback.
 	const sep = string(filepath.Separator)
-	dir := filepath.Dir(v.swap)
-	rest, ok := strings.CutPrefix(v.files[0], dir)
+	dir := filepath.Dir(r.DataLink)
+	rest, ok := strings.CutPrefix(r.Files[0], dir)
 	if ok && !strings.HasSuffix(dir, sep) { // a root ends in one already
 		rest, ok = strings.CutPrefix(rest, sep)
 	}
 	if ok {
-		rest, ok = strings.CutPrefix(rest, v.gen)
+		rest, ok = strings.CutPrefix(rest, r.gen)
 	}
 	if ok {
 		rest, ok = strings.CutPrefix(rest, sep)
@@ -123,21 +109,18 @@ func (v *sight) inPayload() (string, bool) {
 
 // want lists what the notifier is asked for: every name, and the entries
 // of the entries directory, as the path with a trailing separator.
-func (v *sight) want() map[string]bool {
-	if v.entries == "" {
-		return v.names
+func (r *resolution) want() map[string]bool {
+	if r.entries == "" {
+		return r.Names
 	}
-	w := maps.Clone(v.names)
-	w[v.entries+string(filepath.Separator)] = true
+	w := maps.Clone(r.Names)
+	w[r.entries+string(filepath.Separator)] = true
 	return w
 }
 
-// signature sums up stats: alike stats, alike signatures.
-type signature uint64
-
 // signOf adds one stat to a signature: the file's identity, size and
 // modification time, and the name it was read under.
-func signOf(sig signature, name string, info fs.FileInfo) signature {
+func signOf(sig decide.Signature, name string, info fs.FileInfo) decide.Signature {
 	h := fnv.New64a()
 	var b [8]byte
 	put := func(v uint64) {
@@ -153,7 +136,7 @@ func signOf(sig signature, name string, info fs.FileInfo) signature {
 	put(ino)
 	put(uint64(info.Size()))
 	put(uint64(info.ModTime().UnixNano()))
-	return signature(h.Sum64() | 1) // never zero: zero means no stat
+	return decide.Signature(h.Sum64() | 1) // never zero: zero means no stat
 }
 
 // fileSubject is one file.
@@ -163,31 +146,32 @@ type fileSubject struct {
 	maxSize int64
 }
 
-func (f *fileSubject) resolve(before func(string), prev *sight, changed func(string) bool) sight {
+func (f *fileSubject) resolve(before func(string), prev *resolution, changed map[string]bool) resolution {
 	var c chain.Chain
-	if prev != nil && prev.one && changed != nil {
-		c = chain.ResumeReusing(f.abs, &prev.chain, changed, before)
+	if prev != nil && prev.One && changed != nil {
+		c = chain.ResumeReusing(f.abs, &prev.chain, func(p string) bool { return changed[p] }, before)
 	} else {
 		c = chain.Resolve(f.abs, before)
 	}
-	v := sight{names: c.Names, dirs: c.Dirs, searched: c.Searched, home: c.Home(), atomic: true, one: true, chain: c, file: c.RealInfo}
+	r := resolution{Resolution: decide.Resolution{Names: c.Names, Dirs: c.Dirs, Searched: c.Searched, Atomic: true, One: true, File: c.RealInfo}, chain: c}
+	r.setHome(c.Home())
 	switch {
-	case prev != nil && len(prev.files) == 1 && prev.files[0] == c.Real:
-		v.files = prev.files // the same file's name: no slice to make on every write
-	case c.Real != "" && prev != nil && changed != nil && cap(prev.files) > 0:
+	case prev != nil && len(prev.Files) == 1 && prev.Files[0] == c.Real:
+		r.Files = prev.Files // the same file's name: no slice to make on every write
+	case c.Real != "" && prev != nil && changed != nil && cap(prev.Files) > 0:
 		// A resumed resolution takes over the last one's storage (see
 		// chain.ResumeReusing): its slice of one name too.
-		v.files = append(prev.files[:0], c.Real)
+		r.Files = append(prev.Files[:0], c.Real)
 	case c.Real != "":
-		v.files = []string{c.Real}
+		r.Files = []string{c.Real}
 	}
 	for _, h := range c.Hops {
 		if filepath.Base(h.Link) == dataLink {
-			v.swap, v.gen, v.swapped = h.Link, h.Target, h.ModTime
+			r.DataLink, r.gen, r.swapped = h.Link, h.Target, h.ModTime
 			break
 		}
 	}
-	return v
+	return r
 }
 
 // read reads the file. In a kubelet volume it reads it from the payload
@@ -196,7 +180,7 @@ func (f *fileSubject) resolve(before func(string), prev *sight, changed func(str
 // resolution, a file whose directory holds no ..data is read at once (the
 // common case: ReadBytes on a plain file costs what os.ReadFile does), and
 // one beside a ..data link is resolved first.
-func (f *fileSubject) read(why Reason, via *sight) reading {
+func (f *fileSubject) read(why decide.Reason, via *resolution) reading {
 	if via == nil {
 		if kubeletGeneration(filepath.Join(filepath.Dir(f.abs), dataLink)) == "" {
 			return f.readAt(f.abs, why)
@@ -208,9 +192,9 @@ func (f *fileSubject) read(why Reason, via *sight) reading {
 	if !ok {
 		return f.readAt(f.abs, why)
 	}
-	vol := filepath.Dir(via.swap)
-	return readGeneration(via.swap, via.gen, func(gen string) reading {
-		path := via.files[0] // vol/gen/rel, the resolution's own
+	vol := filepath.Dir(via.DataLink)
+	return readGeneration(via.DataLink, via.gen, func(gen string) reading {
+		path := via.Files[0] // vol/gen/rel, the resolution's own
 		if gen != via.gen {
 			path = filepath.Join(vol, gen, rel)
 		}
@@ -226,7 +210,7 @@ func (f *fileSubject) read(why Reason, via *sight) reading {
 }
 
 // readAt reads the file at path: the path, or where it leads in a payload.
-func (f *fileSubject) readAt(path string, why Reason) reading {
+func (f *fileSubject) readAt(path string, why decide.Reason) reading {
 	c, err := readFile(path, f.path, f.maxSize)
 	if err != nil {
 		return reading{why: why, err: err}
@@ -235,7 +219,7 @@ func (f *fileSubject) readAt(path string, why Reason) reading {
 	return reading{why: why, c: c}
 }
 
-func (f *fileSubject) stat() signature {
+func (f *fileSubject) stat() decide.Signature {
 	info, err := os.Stat(f.abs)
 	if err != nil {
 		return 0
@@ -245,6 +229,4 @@ func (f *fileSubject) stat() signature {
 
 func (f *fileSubject) paths() []string { return []string{f.abs} }
 
-func (f *fileSubject) doubtful(r reading) bool {
-	return errors.Is(r.err, fs.ErrNotExist) || (r.err == nil && len(r.c.data) == 0)
-}
+func (f *fileSubject) empty(c *content) bool { return len(c.data) == 0 }

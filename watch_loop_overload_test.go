@@ -2,6 +2,7 @@ package file
 
 import (
 	"fmt"
+	"github.com/keepwatch/file/internal/decide"
 	"os"
 	"path/filepath"
 	"slices"
@@ -37,7 +38,7 @@ func writing(t *testing.T, n *fakeNotifier, path, data string) {
 	t.Helper()
 	write(t, path, data)
 	stamp(t, path)
-	send(n, path, opWrite)
+	send(n, path, decide.OpWrite)
 }
 
 // finish ends a writer's work on path: what it wrote is data, stamped now,
@@ -45,7 +46,7 @@ func writing(t *testing.T, n *fakeNotifier, path, data string) {
 func finish(t *testing.T, n *fakeNotifier, path, data string) {
 	t.Helper()
 	writing(t, n, path, data)
-	send(n, path, opClose)
+	send(n, path, decide.OpClose)
 }
 
 // retarget points the symlink link at target at once, as ln -sfn and
@@ -85,7 +86,7 @@ func retargetedToUnheardWriter(t *testing.T) (r *recorder, n *fakeNotifier, t2 s
 	write(t, t2, "v2: half")
 	stamp(t, t2)
 	retarget(t, path, t2)
-	send(n, path, opCreate) // IN_MOVED_TO
+	send(n, path, decide.OpCreate) // IN_MOVED_TO
 	synctest.Wait()
 	return r, n, t2
 }
@@ -120,17 +121,17 @@ func TestACloseOfTheFileThePathLedToBeforeEndsNoWait(t *testing.T) {
 		t2 := filepath.Join(other, "t2.yaml")
 
 		write(t, path, "v2\n")
-		send(n, path, opWrite)
+		send(n, path, decide.OpWrite)
 		// Before its close is taken, the path is made a link to a file
 		// being written in a directory no watch covers.
 		write(t, t2, "v3: half")
 		stamp(t, t2)
 		require.NoError(t, os.Remove(path))
 		require.NoError(t, os.Symlink(t2, path))
-		send(n, path, opClose) // the directory's watch
+		send(n, path, decide.OpClose) // the directory's watch
 		synctest.Wait()
 		require.Empty(t, r.contents(), "read half written")
-		send(n, path, opClose) // the file's own watch
+		send(n, path, decide.OpClose) // the file's own watch
 		synctest.Wait()
 		assert.Empty(t, r.contents(), "the old file's close ended the wait for the new file's writer")
 
@@ -143,7 +144,7 @@ func TestACloseOfTheFileThePathLedToBeforeEndsNoWait(t *testing.T) {
 // The write of a file the path led to before, taken after the path was
 // made a link to a file that is empty and whole, does not make the
 // session wait for a writer of that file: none will close it, and an empty
-// file held open is waited for up to maxWriterWait.
+// file held open is waited for up to decide.MaxWriterWait.
 func TestAWriteOfTheFileThePathLedToBeforeStartsNoWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()
@@ -154,8 +155,8 @@ func TestAWriteOfTheFileThePathLedToBeforeStartsNoWait(t *testing.T) {
 		write(t, empty, "")
 
 		retarget(t, path, empty)
-		send(n, path, opCreate) // IN_MOVED_TO
-		send(n, path, opWrite)  // queued for the file before, taken now
+		send(n, path, decide.OpCreate) // IN_MOVED_TO
+		send(n, path, decide.OpWrite)  // queued for the file before, taken now
 		advance(3 * testQuiet)
 		assert.Equal(t, []string{""}, r.contents(), "an empty file that stays so is delivered after a window")
 	})
@@ -171,12 +172,12 @@ func TestAFileRenamedOverOneAwaitingItsWriterIsReadAtOnce(t *testing.T) {
 		r, n := watchedOnLinux(t, path)
 
 		require.NoError(t, os.Remove(path))
-		send(n, path, opRemove)
+		send(n, path, decide.OpRemove)
 		write(t, path, "") // rm config.yaml; slow-producer > config.yaml
-		send(n, path, opCreate|opMade)
+		send(n, path, decide.OpCreate|decide.OpMade)
 		synctest.Wait()
 		replace(t, path, "v2\n")
-		send(n, path, opCreate) // IN_MOVED_TO
+		send(n, path, decide.OpCreate) // IN_MOVED_TO
 		synctest.Wait()
 		assert.Equal(t, []string{"v2\n"}, r.contents())
 	})
@@ -195,7 +196,7 @@ func TestTheSameCloseToldTwiceStillReadsAtOnce(t *testing.T) {
 		r, n := watchedThrough(t, path, fs)
 
 		write(t, path, "v2\n")
-		send(n, path, opWrite)
+		send(n, path, decide.OpWrite)
 		synctest.Wait()
 		// The next writer rewrites the file before the first one's close
 		// is read; its own events are in the kernel's queue by then.
@@ -203,13 +204,13 @@ func TestTheSameCloseToldTwiceStillReadsAtOnce(t *testing.T) {
 		fs.set(func(fs *fakes) {
 			fs.onSync = func(n *fakeNotifier) {
 				fs.onSync = nil
-				send(n, path, opWrite) // its truncation
-				send(n, path, opClose) // its close, by the directory's watch
-				send(n, path, opClose) // and by the file's own
+				send(n, path, decide.OpWrite) // its truncation
+				send(n, path, decide.OpClose) // its close, by the directory's watch
+				send(n, path, decide.OpClose) // and by the file's own
 			}
 		})
 		start := time.Now()
-		send(n, path, opClose) // the first writer's
+		send(n, path, decide.OpClose) // the first writer's
 		synctest.Wait()
 		assert.Equal(t, []string{"v3\n"}, r.contents())
 		assert.Zero(t, time.Since(start), "read at the close, without a window")
@@ -222,7 +223,7 @@ type countingSubject struct {
 	reads atomic.Int32
 }
 
-func (c *countingSubject) read(why Reason, via *sight) reading {
+func (c *countingSubject) read(why decide.Reason, via *resolution) reading {
 	c.reads.Add(1)
 	return c.subject.read(why, via)
 }
@@ -249,10 +250,10 @@ func TestAnInPlaceWriteIsReadOnce(t *testing.T) {
 		for i, content := range []string{"v2\n", "v3: longer\n"} {
 			reads := counted.reads.Load()
 			write(t, path, content)
-			send(n, path, opWrite) // the directory's watch
-			send(n, path, opWrite) // the file's own
-			send(n, path, opClose)
-			send(n, path, opClose)
+			send(n, path, decide.OpWrite) // the directory's watch
+			send(n, path, decide.OpWrite) // the file's own
+			send(n, path, decide.OpClose)
+			send(n, path, decide.OpClose)
 			synctest.Wait()
 			assert.Equal(t, []string{"v2\n", "v3: longer\n"}[:i+1], r.contents())
 			assert.Equal(t, int32(1), counted.reads.Load()-reads, "reads of write %d", i+1)
@@ -269,8 +270,8 @@ func TestAnInPlaceWriteIsReadOnce(t *testing.T) {
 func TestADirectoryTouchedWhileAReadIsJudgedStillHasItRead(t *testing.T) {
 	for _, c := range []struct {
 		name string
-		caps caps
-	}{{"closes", linuxCaps}, {"no closes", caps{}}} {
+		caps decide.Caps
+	}{{"closes", linuxCaps}, {"no closes", decide.Caps{}}} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				sub := filepath.Join(t.TempDir(), "sub")
@@ -286,11 +287,11 @@ func TestADirectoryTouchedWhileAReadIsJudgedStillHasItRead(t *testing.T) {
 					fs.onSync = func(n *fakeNotifier) {
 						fs.onSync = nil
 						require.NoError(t, os.Chmod(sub, 0o755))
-						send(n, sub, opAttrib)
+						send(n, sub, decide.OpAttrib)
 					}
 				})
-				if c.caps.closes {
-					send(n, path, opClose)
+				if c.caps.Closes {
+					send(n, path, decide.OpClose)
 				}
 				advance(3 * testQuiet)
 				assert.Equal(t, []string{"v2\n"}, r.contents())
@@ -310,11 +311,11 @@ func TestAnEmptyFileRenamedInDuringADoubtIsNotHeldForAClose(t *testing.T) {
 		r, n := watchedOnLinux(t, path)
 
 		require.NoError(t, os.Remove(path))
-		send(n, path, opRemove) // the doubt begins
+		send(n, path, decide.OpRemove) // the doubt begins
 		advance(testQuiet / 2)
 		replace(t, path, "")
 		stamp(t, path)
-		send(n, path, opCreate) // IN_MOVED_TO: read, and still doubted
+		send(n, path, decide.OpCreate) // IN_MOVED_TO: read, and still doubted
 		advance(5 * testQuiet)
 		assert.Equal(t, []string{""}, r.contents())
 		assert.Empty(t, r.errs())
@@ -324,7 +325,7 @@ func TestAnEmptyFileRenamedInDuringADoubtIsNotHeldForAClose(t *testing.T) {
 // A writer's close taken after the path was made a link to another file,
 // empty and whole, in a directory no watch covered: found written lately
 // where nobody heard its writer, it is doubted for a window, not waited on
-// as a file whose writer holds it open (up to maxWriterWait).
+// as a file whose writer holds it open (up to decide.MaxWriterWait).
 func TestAnEmptyFileFoundWhereNoWatchSawItsWriterIsDoubted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()
@@ -336,12 +337,12 @@ func TestAnEmptyFileFoundWhereNoWatchSawItsWriterIsDoubted(t *testing.T) {
 		empty := filepath.Join(other, "empty.yaml")
 
 		write(t, path, "v2\n")
-		send(n, path, opWrite)
+		send(n, path, decide.OpWrite)
 		write(t, empty, "")
 		stamp(t, empty)
 		require.NoError(t, os.Remove(path))
 		require.NoError(t, os.Symlink(empty, path))
-		send(n, path, opClose) // the in-place writer's, taken late
+		send(n, path, decide.OpClose) // the in-place writer's, taken late
 		advance(3 * testQuiet)
 		assert.Equal(t, []string{""}, r.contents())
 	})
@@ -350,7 +351,7 @@ func TestAnEmptyFileFoundWhereNoWatchSawItsWriterIsDoubted(t *testing.T) {
 // A file created empty, whose creator's close the session waits for, is
 // removed before the close is taken: the wait was for a writer of a file
 // the path no longer shows. The file is reported missing once it has
-// stayed so for a window, not after maxWriterWait.
+// stayed so for a window, not after decide.MaxWriterWait.
 func TestAFileRemovedWhileItsCreatorsCloseIsAwaitedIsReportedMissing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "config.yaml")
@@ -358,12 +359,12 @@ func TestAFileRemovedWhileItsCreatorsCloseIsAwaitedIsReportedMissing(t *testing.
 		r, n := watchedOnLinux(t, path)
 
 		require.NoError(t, os.Remove(path))
-		send(n, path, opRemove)
+		send(n, path, decide.OpRemove)
 		write(t, path, "") // rm config.yaml; slow-producer > config.yaml
-		send(n, path, opCreate|opMade)
+		send(n, path, decide.OpCreate|decide.OpMade)
 		synctest.Wait()
 		require.NoError(t, os.Remove(path))
-		send(n, path, opRemove)
+		send(n, path, decide.OpRemove)
 		advance(2 * testQuiet)
 		require.Len(t, r.errs(), 1)
 		assert.ErrorIs(t, r.errs()[0], os.ErrNotExist)
@@ -386,11 +387,11 @@ func TestARemovalTakenWithTheEventsAfterAReadIsReported(t *testing.T) {
 			fs.onSync = func(n *fakeNotifier) {
 				fs.onSync = nil
 				require.NoError(t, os.Remove(path))
-				send(n, path, opAttrib) // its link count, on its own watch
-				send(n, path, opRemove) // the directory's
+				send(n, path, decide.OpAttrib) // its link count, on its own watch
+				send(n, path, decide.OpRemove) // the directory's
 			}
 		})
-		send(n, path, opCreate) // IN_MOVED_TO: read, and v2 removed as the read waits
+		send(n, path, decide.OpCreate) // IN_MOVED_TO: read, and v2 removed as the read waits
 		advance(2 * testQuiet)
 		require.Len(t, r.errs(), 1, "the removal was not reported")
 		assert.ErrorIs(t, r.errs()[0], os.ErrNotExist)
@@ -414,9 +415,9 @@ func TestTheRemovalOfTheFileThePathLedToBeforeEndsNoWait(t *testing.T) {
 		write(t, t2, "v2: half")
 		stamp(t, t2)
 		retarget(t, path, t2)
-		send(n, path, opCreate) // IN_MOVED_TO
-		send(n, path, opAttrib) // the old file's link count, on its own watch
-		send(n, path, opRemove) // and its IN_DELETE_SELF
+		send(n, path, decide.OpCreate) // IN_MOVED_TO
+		send(n, path, decide.OpAttrib) // the old file's link count, on its own watch
+		send(n, path, decide.OpRemove) // and its IN_DELETE_SELF
 		synctest.Wait()
 		assert.Empty(t, r.contents(), "read half written")
 
@@ -447,21 +448,21 @@ func TestALateRemovalOfTheOldFileEndsNoWaitForTheNewOnesWriter(t *testing.T) {
 				fs.onSync = nil
 				require.NoError(t, os.Remove(path))
 				write(t, path, "v2: half")
-				send(n, path, opRemove) // the directory's IN_DELETE
-				send(n, path, opCreate|opMade)
-				send(n, path, opWrite)
-				send(n, path, opRemove) // the old file's IN_DELETE_SELF, late
+				send(n, path, decide.OpRemove) // the directory's IN_DELETE
+				send(n, path, decide.OpCreate|decide.OpMade)
+				send(n, path, decide.OpWrite)
+				send(n, path, decide.OpRemove) // the old file's IN_DELETE_SELF, late
 			}
 		})
 		later := time.Now().Add(time.Second)
 		require.NoError(t, os.Chtimes(path, later, later))
-		send(n, path, opAttrib) // a touch: read, and all that came after it taken
+		send(n, path, decide.OpAttrib) // a touch: read, and all that came after it taken
 		synctest.Wait()
 		assert.Empty(t, r.contents(), "read half written")
 
 		write(t, path, "v2: half and the rest\n")
-		send(n, path, opWrite)
-		send(n, path, opClose)
+		send(n, path, decide.OpWrite)
+		send(n, path, decide.OpClose)
 		synctest.Wait()
 		assert.Equal(t, []string{"v2: half and the rest\n"}, r.contents())
 	})
@@ -475,7 +476,7 @@ type movingSubject struct {
 	move func()
 }
 
-func (m *movingSubject) read(why Reason, via *sight) reading {
+func (m *movingSubject) read(why decide.Reason, via *resolution) reading {
 	m.mu.Lock()
 	move := m.move
 	m.move = nil
@@ -500,7 +501,7 @@ func TestTimesSetAfterAWritersCloseDoNotHoldItsReadBack(t *testing.T) {
 		r, n := watchedThrough(t, path, fs)
 
 		require.NoError(t, os.Remove(path))
-		send(n, path, opRemove) // the directory's IN_DELETE: a doubt
+		send(n, path, decide.OpRemove) // the directory's IN_DELETE: a doubt
 		synctest.Wait()
 		write(t, path, "new\n")
 		archived := time.Unix(1e9, 0)
@@ -508,10 +509,10 @@ func TestTimesSetAfterAWritersCloseDoNotHoldItsReadBack(t *testing.T) {
 		fs.set(func(fs *fakes) {
 			fs.onSync = func(n *fakeNotifier) {
 				fs.onSync = nil
-				send(n, path, opCreate|opMade)
-				send(n, path, opWrite)
-				send(n, path, opClose)
-				send(n, path, opAttrib) // its times set
+				send(n, path, decide.OpCreate|decide.OpMade)
+				send(n, path, decide.OpWrite)
+				send(n, path, decide.OpClose)
+				send(n, path, decide.OpAttrib) // its times set
 			}
 		})
 		advance(testQuiet) // the doubt's end reads, and takes what was queued meanwhile
@@ -532,7 +533,7 @@ func TestAFileTheReadFindsInPlaceOfTheOneResolvedIsNotReadMidWrite(t *testing.T)
 		other := filepath.Join(dir, "other")
 		require.NoError(t, os.Mkdir(other, 0o755))
 		t2 := filepath.Join(other, "t2.yaml")
-		fs := &fakes{caps: caps{closes: true, files: true, ancestors: true}}
+		fs := &fakes{caps: decide.Caps{Closes: true, Files: true, Ancestors: true}}
 		f := Provider(path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet),
 			WithErrorCallbacks(), WithLogger(testLogger(t)))
 		moving := &movingSubject{subject: f.t.subj}
@@ -544,7 +545,7 @@ func TestAFileTheReadFindsInPlaceOfTheOneResolvedIsNotReadMidWrite(t *testing.T)
 		n := fs.last()
 
 		write(t, path, "v2\n")
-		send(n, path, opWrite)
+		send(n, path, decide.OpWrite)
 		moving.mu.Lock()
 		moving.move = func() {
 			write(t, t2, "v3: half")
@@ -553,11 +554,11 @@ func TestAFileTheReadFindsInPlaceOfTheOneResolvedIsNotReadMidWrite(t *testing.T)
 			require.NoError(t, os.Symlink(t2, path))
 		}
 		moving.mu.Unlock()
-		send(n, path, opClose) // read: the path resolves to v2, then leads to t2
+		send(n, path, decide.OpClose) // read: the path resolves to v2, then leads to t2
 		synctest.Wait()
 		assert.Empty(t, r.contents(), "read half written")
 
-		send(n, path, opCreate|opMade) // the link's IN_CREATE, taken late
+		send(n, path, decide.OpCreate|decide.OpMade) // the link's IN_CREATE, taken late
 		finish(t, n, t2, "v3: half and the rest\n")
 		synctest.Wait()
 		assert.Equal(t, []string{"v3: half and the rest\n"}, r.contents())
@@ -569,7 +570,7 @@ func TestAFileTheReadFindsInPlaceOfTheOneResolvedIsNotReadMidWrite(t *testing.T)
 // that would have seen it was added, as when the directory was made
 // again): what the wait's end says of its writer says nothing of this
 // file. Found empty, it is doubted for a window and delivered, not held
-// for the close of a writer it never had (up to maxWriterWait).
+// for the close of a writer it never had (up to decide.MaxWriterWait).
 func TestAWaitsEndThatFindsAnotherFileJudgesItAfresh(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "config.yaml")
@@ -580,7 +581,7 @@ func TestAWaitsEndThatFindsAnotherFileJudgesItAfresh(t *testing.T) {
 		synctest.Wait()
 		replace(t, path, "") // renamed over it; its event never comes
 		stamp(t, path)
-		advance(heldOpenWindow + 5*testQuiet) // the wait's end, and a window's doubt
+		advance(decide.HeldOpenWindow + 5*testQuiet) // the wait's end, and a window's doubt
 		assert.Equal(t, []string{""}, r.contents())
 	})
 }
@@ -609,7 +610,7 @@ func TestAFileChangingUnheardIsStillReadAtTheCap(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r, _, t2 := retargetedToUnheardWriter(t)
 		start := time.Now()
-		for i := 0; time.Since(start) < 5*maxWaitFactor*testQuiet; i++ {
+		for i := 0; time.Since(start) < 5*decide.MaxWaitFactor*testQuiet; i++ {
 			write(t, t2, fmt.Sprintf("v2: part %d\n", i)) // no event comes
 			stamp(t, t2)
 			advance(10 * time.Millisecond)
@@ -631,7 +632,7 @@ func TestATouchWhileAWritersCloseIsAwaitedDeliversNothing(t *testing.T) {
 		writing(t, n, path, "") // its truncation
 		advance(2 * testQuiet)  // its pause: the close is awaited
 		stamp(t, path)          // touch
-		send(n, path, opAttrib)
+		send(n, path, decide.OpAttrib)
 		advance(5 * testQuiet)
 		assert.Empty(t, r.contents())
 	})
@@ -649,9 +650,9 @@ func TestRenamesOverThePathFasterThanTheWindowAreReadAtTheCap(t *testing.T) {
 		write(t, path, "v0\n")
 		r, n := watchedThrough(t, path, &fakes{}) // no closes reported: the fsnotify backend's case
 		start := time.Now()
-		renameBurst(t, n, path, func() bool { return len(r.contents()) == 0 && time.Since(start) < 5*maxWaitFactor*testQuiet })
+		renameBurst(t, n, path, func() bool { return len(r.contents()) == 0 && time.Since(start) < 5*decide.MaxWaitFactor*testQuiet })
 		require.NotEmpty(t, r.contents(), "nothing delivered in five caps")
-		assert.LessOrEqual(t, time.Since(start), (maxWaitFactor+1)*testQuiet, "not read at the cap")
+		assert.LessOrEqual(t, time.Since(start), (decide.MaxWaitFactor+1)*testQuiet, "not read at the cap")
 		assert.Regexp(t, `^v\d+\n$`, r.contents()[0])
 	})
 }
@@ -674,7 +675,7 @@ func TestWritesHeardAfterARenameBurstGetACapOfTheirOwn(t *testing.T) {
 				write(t, path, "v0\n")
 				r, n := watchedThrough(t, path, &fakes{}) // no closes reported: the fsnotify backend's case
 				start := time.Now()
-				renameBurst(t, n, path, func() bool { return time.Since(start) < (maxWaitFactor-1)*testQuiet+testQuiet/2 })
+				renameBurst(t, n, path, func() bool { return time.Since(start) < (decide.MaxWaitFactor-1)*testQuiet+testQuiet/2 })
 				before := len(r.contents())
 
 				if remade {
@@ -683,10 +684,10 @@ func TestWritesHeardAfterARenameBurstGetACapOfTheirOwn(t *testing.T) {
 				write(t, path, "new: half")
 				stamp(t, path)
 				if remade {
-					send(n, path, opRemove)
-					send(n, path, opCreate)
+					send(n, path, decide.OpRemove)
+					send(n, path, decide.OpCreate)
 				}
-				send(n, path, opWrite)
+				send(n, path, decide.OpWrite)
 				advance(testQuiet * 6 / 10)
 				writing(t, n, path, "new: half and the rest\n")
 				advance(3 * testQuiet)
@@ -705,7 +706,7 @@ func renameBurst(t *testing.T, n *fakeNotifier, path string, more func() bool) {
 	for i := 1; more(); i++ {
 		replace(t, path, fmt.Sprintf("v%d\n", i))
 		stamp(t, path)
-		send(n, path, opCreate)
+		send(n, path, decide.OpCreate)
 		advance(testQuiet / 2)
 	}
 }
@@ -734,9 +735,9 @@ func TestAFileRenamedOverBeforeTheFirstReadKeepsItsOwnWatch(t *testing.T) {
 				defer once.Do(func() {
 					replace(t, path, "v2\n")
 					n := fs.last()
-					send(n, path, opAttrib) // the old file's link count
-					send(n, path, opRemove) // IN_DELETE_SELF
-					send(n, path, opRemove) // IN_IGNORED, as the hub tells it
+					send(n, path, decide.OpAttrib) // the old file's link count
+					send(n, path, decide.OpRemove) // IN_DELETE_SELF
+					send(n, path, decide.OpRemove) // IN_IGNORED, as the hub tells it
 				})
 			}
 			return nil
@@ -768,10 +769,10 @@ func TestAFileRenamedOverBeforeTheFirstReadIsReadOnce(t *testing.T) {
 					replace(t, path, "v2\n")
 					stamp(t, path)
 					n := fs.last()
-					send(n, path, opCreate) // IN_MOVED_TO on the directory
-					send(n, path, opAttrib) // the old file's link count
-					send(n, path, opRemove) // IN_DELETE_SELF
-					send(n, path, opRemove) // IN_IGNORED
+					send(n, path, decide.OpCreate) // IN_MOVED_TO on the directory
+					send(n, path, decide.OpAttrib) // the old file's link count
+					send(n, path, decide.OpRemove) // IN_DELETE_SELF
+					send(n, path, decide.OpRemove) // IN_IGNORED
 				})
 			}
 			return nil
@@ -800,7 +801,7 @@ type hookSubject struct {
 	before func()
 }
 
-func (h *hookSubject) read(why Reason, via *sight) reading {
+func (h *hookSubject) read(why decide.Reason, via *resolution) reading {
 	h.mu.Lock()
 	fn := h.before
 	h.before = nil
@@ -854,7 +855,7 @@ func TestAWaitHoldsForItsFile(t *testing.T) {
 		tmp := filepath.Join(w.dir, "tmp")
 		require.NoError(t, os.Link(w.file, tmp))
 		require.NoError(t, os.Rename(tmp, w.path))
-		send(w.n, w.path, opCreate) // IN_MOVED_TO
+		send(w.n, w.path, decide.OpCreate) // IN_MOVED_TO
 	}
 	for _, c := range []struct {
 		name   string
@@ -864,28 +865,28 @@ func TestAWaitHoldsForItsFile(t *testing.T) {
 		{"a hard link put in the path's place", aLink, []func(*testing.T, *waitWorld){hardLinked}},
 		{"the file renamed over the path", aLink, []func(*testing.T, *waitWorld){func(t *testing.T, w *waitWorld) {
 			require.NoError(t, os.Rename(w.file, w.path))
-			send(w.n, w.file, opRemove)    // IN_MOVED_FROM
-			sendOwn(w.n, w.file, opRemove) // IN_MOVE_SELF: moved, not gone
-			send(w.n, w.path, opCreate)    // IN_MOVED_TO
+			send(w.n, w.file, decide.OpRemove)    // IN_MOVED_FROM
+			sendOwn(w.n, w.file, decide.OpRemove) // IN_MOVE_SELF: moved, not gone
+			send(w.n, w.path, decide.OpCreate)    // IN_MOVED_TO
 		}}},
 		{"a hard link, then the old name removed", aLink, []func(*testing.T, *waitWorld){hardLinked, func(t *testing.T, w *waitWorld) {
 			require.NoError(t, os.Remove(w.file))
-			send(w.n, w.file, opRemove)    // IN_DELETE on the directory
-			sendOwn(w.n, w.path, opAttrib) // the file's own watch: its link count
+			send(w.n, w.file, decide.OpRemove)    // IN_DELETE on the directory
+			sendOwn(w.n, w.path, decide.OpAttrib) // the file's own watch: its link count
 		}}},
 		{"a hard link, then the old name another file", aLink, []func(*testing.T, *waitWorld){hardLinked, func(t *testing.T, w *waitWorld) {
 			replace(t, w.file, "other\n")
-			send(w.n, w.file, opCreate)    // IN_MOVED_TO on the directory
-			sendOwn(w.n, w.path, opAttrib) // the file's own watch: its link count
+			send(w.n, w.file, decide.OpCreate)    // IN_MOVED_TO on the directory
+			sendOwn(w.n, w.path, decide.OpAttrib) // the file's own watch: its link count
 		}}},
 		{"its directory renamed, the link retargeted at the new name (mv r1 r2; ln -sfn r2 cur)", aRelease,
 			[]func(*testing.T, *waitWorld){func(t *testing.T, w *waitWorld) {
 				r1, r2 := filepath.Join(w.dir, "r1"), filepath.Join(w.dir, "r2")
 				require.NoError(t, os.Rename(r1, r2))
-				send(w.n, r1, opRemove) // IN_MOVED_FROM on dir
-				send(w.n, r2, opCreate) // IN_MOVED_TO on dir
+				send(w.n, r1, decide.OpRemove) // IN_MOVED_FROM on dir
+				send(w.n, r2, decide.OpCreate) // IN_MOVED_TO on dir
 				retarget(t, filepath.Join(w.dir, "cur"), r2)
-				send(w.n, filepath.Join(w.dir, "cur"), opCreate) // IN_MOVED_TO of the link
+				send(w.n, filepath.Join(w.dir, "cur"), decide.OpCreate) // IN_MOVED_TO of the link
 				w.done = filepath.Join(r2, "config.yaml")
 			}}},
 		{"a release copied with hard links (cp -al), the link retargeted, the old one removed", aRelease,
@@ -895,11 +896,11 @@ func TestAWaitHoldsForItsFile(t *testing.T) {
 				require.NoError(t, os.Mkdir(r2, 0o755))
 				require.NoError(t, os.Link(w.file, w.done))
 				retarget(t, filepath.Join(w.dir, "cur"), r2)
-				send(w.n, filepath.Join(w.dir, "cur"), opCreate) // IN_MOVED_TO of the link
+				send(w.n, filepath.Join(w.dir, "cur"), decide.OpCreate) // IN_MOVED_TO of the link
 			}, func(t *testing.T, w *waitWorld) {
 				require.NoError(t, os.Remove(w.file))
 				require.NoError(t, os.Remove(filepath.Dir(w.file)))
-				sendOwn(w.n, w.done, opAttrib) // the file's own watch: its link count
+				sendOwn(w.n, w.done, decide.OpAttrib) // the file's own watch: its link count
 			}}},
 		{"the link retargeted, as the wait's end reads, to a file its writer holds open empty", aLink,
 			[]func(*testing.T, *waitWorld){func(t *testing.T, w *waitWorld) {
@@ -909,8 +910,8 @@ func TestAWaitHoldsForItsFile(t *testing.T) {
 					stamp(t, w.done)
 					retarget(t, w.path, w.done)
 				})
-				advance(heldOpenWindow + testQuiet/10) // the wait's end reads: t2, empty
-				send(w.n, w.path, opCreate)            // IN_MOVED_TO of the link
+				advance(decide.HeldOpenWindow + testQuiet/10) // the wait's end reads: t2, empty
+				send(w.n, w.path, decide.OpCreate)            // IN_MOVED_TO of the link
 				advance(3 * testQuiet)
 			}}},
 	} {
@@ -932,7 +933,7 @@ func TestAWaitHoldsForItsFile(t *testing.T) {
 
 				write(t, w.file, "v2: half")
 				stamp(t, w.file)
-				send(w.n, w.file, opWrite)
+				send(w.n, w.file, decide.OpWrite)
 				synctest.Wait()
 				for _, move := range c.moves {
 					move(t, w)
@@ -953,7 +954,7 @@ func TestAWaitHoldsForItsFile(t *testing.T) {
 // lost events) resolves the path anew, to the new file, so that the old
 // name no longer matters to the path: the witness's word of the file's end
 // counts still, and the new file is read at once, not after
-// maxWriterWait.
+// decide.MaxWriterWait.
 func TestTheWitnessEndsAWaitAfterThePathWasResolvedAway(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()
@@ -970,9 +971,9 @@ func TestTheWitnessEndsAWaitAfterThePathWasResolvedAway(t *testing.T) {
 		n := fs.last()
 
 		require.NoError(t, os.Remove(a))
-		send(n, a, opRemove) // IN_DELETE
-		write(t, a, "")      // made again, empty, its creator holding it
-		send(n, a, opCreate|opMade)
+		send(n, a, decide.OpRemove) // IN_DELETE
+		write(t, a, "")             // made again, empty, its creator holding it
+		send(n, a, decide.OpCreate|decide.OpMade)
 		synctest.Wait()
 
 		require.NoError(t, os.Link(a, b)) // b.yaml: a.yaml's inode number
@@ -981,11 +982,11 @@ func TestTheWitnessEndsAWaitAfterThePathWasResolvedAway(t *testing.T) {
 		retarget(t, path, b)
 		f.Recheck()
 		synctest.Wait()
-		sendOwn(n, a, opAttrib)        // its link count
-		sendOwn(n, a, opRemove)        // IN_DELETE_SELF
-		sendOwn(n, a, opRemove|opGone) // IN_IGNORED: the file is gone for good
-		send(n, a, opRemove)           // IN_DELETE on the directory
-		send(n, path, opCreate)        // IN_MOVED_TO of the link
+		sendOwn(n, a, decide.OpAttrib)               // its link count
+		sendOwn(n, a, decide.OpRemove)               // IN_DELETE_SELF
+		sendOwn(n, a, decide.OpRemove|decide.OpGone) // IN_IGNORED: the file is gone for good
+		send(n, a, decide.OpRemove)                  // IN_DELETE on the directory
+		send(n, path, decide.OpCreate)               // IN_MOVED_TO of the link
 		advance(3 * testQuiet)
 		assert.Equal(t, []string{"v2\n"}, r.contents(), "calls: %s", r)
 		assert.Empty(t, r.errs())
@@ -1001,7 +1002,7 @@ func TestTheWitnessEndsAWaitAfterThePathWasResolvedAway(t *testing.T) {
 // is the file's, as the notifier says (the kernel's account of the
 // watch's inode, or its word that the watch is gone, the file deleted): it
 // is the witness, the file's drop ends the wait, and the new file is read
-// at once, not after maxWriterWait.
+// at once, not after decide.MaxWriterWait.
 func TestTheWitnessIsTakenWhenItsFileGoesRightAfterTheAdd(t *testing.T) {
 	for _, c := range []struct {
 		name    string
@@ -1025,7 +1026,7 @@ func TestTheWitnessIsTakenWhenItsFileGoesRightAfterTheAdd(t *testing.T) {
 				n := fs.last()
 
 				require.NoError(t, os.Remove(path))
-				send(n, path, opRemove) // IN_DELETE
+				send(n, path, decide.OpRemove) // IN_DELETE
 				synctest.Wait()
 				write(t, path, "") // made again, empty
 				fs.set(func(fs *fakes) {
@@ -1048,13 +1049,13 @@ func TestTheWitnessIsTakenWhenItsFileGoesRightAfterTheAdd(t *testing.T) {
 						})
 					}
 				})
-				send(n, path, opCreate|opMade)
+				send(n, path, decide.OpCreate|decide.OpMade)
 				synctest.Wait()
-				sendOwn(n, path, opAttrib)        // its link count
-				sendOwn(n, path, opRemove)        // IN_DELETE_SELF
-				sendOwn(n, path, opRemove|opGone) // IN_IGNORED: gone for good
-				send(n, path, opRemove)           // IN_DELETE
-				send(n, path, opCreate)           // IN_MOVED_TO of the link
+				sendOwn(n, path, decide.OpAttrib)               // its link count
+				sendOwn(n, path, decide.OpRemove)               // IN_DELETE_SELF
+				sendOwn(n, path, decide.OpRemove|decide.OpGone) // IN_IGNORED: gone for good
+				send(n, path, decide.OpRemove)                  // IN_DELETE
+				send(n, path, decide.OpCreate)                  // IN_MOVED_TO of the link
 				advance(3 * testQuiet)
 				assert.Equal(t, []string{"v2\n"}, r.contents(), "calls: %s", r)
 			})
@@ -1085,7 +1086,7 @@ func TestTheWitnessOfAWaitIsNoWatchedDirectory(t *testing.T) {
 		tmp := filepath.Join(dir, "tmp")
 		require.NoError(t, os.Link(file, tmp))
 		require.NoError(t, os.Rename(tmp, path)) // config.yaml: a.yaml, under its own name
-		send(n, path, opCreate)
+		send(n, path, decide.OpCreate)
 		synctest.Wait()
 		require.Contains(t, n.watched(), file, "the wait's witness is kept")
 		assert.NotContains(t, f.Stats().WatchedDirs, file)

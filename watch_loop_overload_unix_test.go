@@ -3,6 +3,7 @@
 package file
 
 import (
+	"github.com/keepwatch/file/internal/decide"
 	"path/filepath"
 	"testing"
 	"testing/synctest"
@@ -35,7 +36,7 @@ func TestAPayloadEmptiedInPlaceLongAgoIsDelivered(t *testing.T) {
 		require.NoError(t, err)
 		write(t, payload, "")
 		stamp(t, payload)
-		send(fs.last(), payload, opWrite)
+		send(fs.last(), payload, decide.OpWrite)
 		advance(20 * testQuiet)
 		assert.Equal(t, []string{""}, r.contents())
 	})

@@ -2,6 +2,7 @@ package file
 
 import (
 	"fmt"
+	"github.com/keepwatch/file/internal/decide"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -28,15 +29,15 @@ func TestInPlaceWritesAreReadAfterAQuietWindow(t *testing.T) {
 		n := fs.last()
 
 		write(t, path, "") // truncate
-		send(n, path, opWrite)
+		send(n, path, decide.OpWrite)
 		advance(testQuiet / 2)
 		write(t, path, "half")
-		send(n, path, opWrite)
+		send(n, path, decide.OpWrite)
 		advance(testQuiet - time.Nanosecond)
 		assert.Empty(t, r.calls(), "writes are still under way")
 
 		write(t, path, "half and the rest\n")
-		send(n, path, opWrite)
+		send(n, path, decide.OpWrite)
 		advance(testQuiet - time.Nanosecond)
 		assert.Empty(t, r.calls())
 		advance(time.Nanosecond)
@@ -60,15 +61,15 @@ func TestAFileWrittenWithoutPauseIsStillRead(t *testing.T) {
 		path, r, n := watchedQuietFile(t)
 
 		start := time.Now()
-		for i := 0; time.Since(start) < maxWaitFactor*testQuiet; i++ {
+		for i := 0; time.Since(start) < decide.MaxWaitFactor*testQuiet; i++ {
 			write(t, path, "line "+time.Since(start).String()+"\n")
-			send(n, path, opWrite)
+			send(n, path, decide.OpWrite)
 			advance(testQuiet / 4)
-			if time.Since(start) < maxWaitFactor*testQuiet {
+			if time.Since(start) < decide.MaxWaitFactor*testQuiet {
 				require.Empty(t, r.calls(), "read before the cap, at %v", time.Since(start))
 			}
 		}
-		require.Len(t, r.contents(), 1, "read once the cap of %d windows was reached", maxWaitFactor)
+		require.Len(t, r.contents(), 1, "read once the cap of %d windows was reached", decide.MaxWaitFactor)
 	})
 }
 
@@ -82,24 +83,24 @@ func TestACapThatFindsTheFileEmptyDoesNotDeliverIt(t *testing.T) {
 		path, r, n := watchedQuietFile(t)
 
 		start := time.Now()
-		for time.Since(start) < maxWaitFactor*testQuiet {
+		for time.Since(start) < decide.MaxWaitFactor*testQuiet {
 			write(t, path, "line "+time.Since(start).String()+"\n")
-			send(n, path, opWrite)
+			send(n, path, decide.OpWrite)
 			write(t, path, "") // the next writer's truncation, when the cap comes
 			advance(testQuiet / 4)
 		}
 		require.Empty(t, r.calls(), "the cap delivered the file a writer had just truncated")
 
 		write(t, path, "v2\n")
-		send(n, path, opWrite)
+		send(n, path, decide.OpWrite)
 		advance(testQuiet)
 		require.Equal(t, []string{"v2\n"}, r.contents())
 
 		// An empty file that stays so is a content: once the writes stop,
 		// the quiet window and the doubt's pass, and it is delivered.
-		for time.Since(start) < 3*maxWaitFactor*testQuiet {
+		for time.Since(start) < 3*decide.MaxWaitFactor*testQuiet {
 			write(t, path, "")
-			send(n, path, opWrite)
+			send(n, path, decide.OpWrite)
 			advance(testQuiet / 4)
 		}
 		advance(2 * testQuiet)
@@ -107,7 +108,7 @@ func TestACapThatFindsTheFileEmptyDoesNotDeliverIt(t *testing.T) {
 	})
 }
 
-// Past its cap, the wait reads at the first gap between writes (capGap),
+// Past its cap, the wait reads at the first gap between writes (decide.CapGap),
 // not wherever a writer is: a writer's writes are closer together than
 // that. Writes that never pause so long are read a window after the cap.
 func TestACapReadsBetweenWritersNotInsideOne(t *testing.T) {
@@ -115,27 +116,27 @@ func TestACapReadsBetweenWritersNotInsideOne(t *testing.T) {
 		path, r, n := watchedQuietFile(t)
 		writeNow := func(data string) {
 			write(t, path, data)
-			send(n, path, opWrite)
+			send(n, path, decide.OpWrite)
 		}
 
 		start := time.Now()
-		for time.Since(start) < maxWaitFactor*testQuiet-testQuiet/4 {
+		for time.Since(start) < decide.MaxWaitFactor*testQuiet-testQuiet/4 {
 			writeNow("whole " + time.Since(start).String() + "\n")
 			advance(testQuiet / 5)
 		}
-		advance(time.Until(start.Add(maxWaitFactor*testQuiet - time.Millisecond)))
+		advance(time.Until(start.Add(decide.MaxWaitFactor*testQuiet - time.Millisecond)))
 		writeNow("part") // a millisecond before the cap
 		advance(2 * time.Millisecond)
 		require.Empty(t, r.calls(), "read inside a writer")
 		writeNow("part and the rest\n")
-		advance(capGap)
+		advance(decide.CapGap)
 		require.Equal(t, []string{"part and the rest\n"}, r.contents())
 
 		start = time.Now()
-		for i := 0; time.Since(start) < maxWaitFactor*testQuiet+testQuiet; i++ {
+		for i := 0; time.Since(start) < decide.MaxWaitFactor*testQuiet+testQuiet; i++ {
 			writeNow(fmt.Sprintf("line %d\n", i))
 			advance(time.Millisecond)
-			if time.Since(start) < maxWaitFactor*testQuiet+testQuiet {
+			if time.Since(start) < decide.MaxWaitFactor*testQuiet+testQuiet {
 				require.Len(t, r.contents(), 1, "read inside a writer, at %v", time.Since(start))
 			}
 		}
@@ -151,7 +152,7 @@ func TestAtomicUpdatesAreReadAtOnce(t *testing.T) {
 		start := time.Now()
 
 		replace(t, path, "v2\n")
-		send(fs.last(), path, opCreate)
+		send(fs.last(), path, decide.OpCreate)
 		synctest.Wait()
 		assert.Equal(t, []string{"v2\n"}, r.contents())
 		assert.Zero(t, time.Since(start), "no time passed")
@@ -166,7 +167,7 @@ func TestAnEmptyFileWaitsForTheQuietWindow(t *testing.T) {
 
 		// Created empty, as `cp` or `>` do before they write: no read yet.
 		replace(t, path, "")
-		send(fs.last(), path, opCreate)
+		send(fs.last(), path, decide.OpCreate)
 		synctest.Wait()
 		assert.Empty(t, r.calls())
 		// Still empty after the window: that is the file's content.
@@ -185,16 +186,16 @@ func TestOnlyEventsOnThePathsChainCauseAReRead(t *testing.T) {
 
 		// Change the content behind the watch's back, so only a read finds it.
 		sneak(t, path, "v2\n")
-		send(n, filepath.Join(dir, "other.yaml"), opCreate)
-		send(n, filepath.Join(dir, "config.yaml.swp"), opWrite)
+		send(n, filepath.Join(dir, "other.yaml"), decide.OpCreate)
+		send(n, filepath.Join(dir, "config.yaml.swp"), decide.OpWrite)
 		synctest.Wait()
 		assert.Empty(t, r.calls(), "events on other files read nothing")
 
-		send(n, path, opAttrib)
+		send(n, path, decide.OpAttrib)
 		synctest.Wait()
 		assert.Empty(t, r.calls(), "a chmod of a readable file cannot change it")
 
-		send(n, path, opWrite|opAttrib)
+		send(n, path, decide.OpWrite|decide.OpAttrib)
 		advance(defaultQuietWindow)
 		assert.Equal(t, []string{"v2\n"}, r.contents())
 	})
@@ -297,7 +298,7 @@ func TestWatchesFollowTheChain(t *testing.T) {
 
 		require.NoError(t, os.Remove(link))
 		require.NoError(t, os.Symlink("../b/real", link))
-		send(n, link, opCreate)
+		send(n, link, decide.OpCreate)
 		synctest.Wait()
 		assert.Equal(t, []string{"b\n"}, r.contents())
 		assert.ElementsMatch(t, []string{filepath.Join(root, "etc"), filepath.Join(root, "b")}, n.watched())
@@ -338,7 +339,7 @@ func TestAChainThatMovesDuringTheAddIsFollowed(t *testing.T) {
 		})
 		require.NoError(t, os.Remove(link))
 		require.NoError(t, os.Symlink("../b/real", link))
-		send(n, link, opCreate)
+		send(n, link, decide.OpCreate)
 		synctest.Wait()
 		assert.Equal(t, []string{"b\n", "c\n"}, r.contents())
 		assert.ElementsMatch(t, []string{filepath.Join(root, "etc"), filepath.Join(root, "c")}, n.watched())
@@ -385,7 +386,7 @@ func TestADirectoryRemovedBeforeItsWatchIsAddedIsLookedAtAgain(t *testing.T) {
 		})
 		require.NoError(t, os.Remove(link))
 		require.NoError(t, os.Symlink("../b/real", link))
-		send(n, link, opCreate)
+		send(n, link, decide.OpCreate)
 		synctest.Wait()
 		assert.Equal(t, []string{"b\n"}, r.contents())
 
@@ -409,13 +410,13 @@ func TestABriefGapIsNotReported(t *testing.T) {
 		target, err := os.Readlink(data)
 		require.NoError(t, err)
 		require.NoError(t, os.Remove(data))
-		send(n, data, opRemove)
+		send(n, data, decide.OpRemove)
 		advance(testQuiet - time.Nanosecond)
 		assert.Empty(t, r.calls(), "a gap shorter than the window is not reported")
 
 		require.NoError(t, os.WriteFile(filepath.Join(filepath.Dir(path), target, "config.yaml"), []byte("new\n"), 0o644))
 		require.NoError(t, os.Symlink(target, data))
-		send(n, data, opCreate)
+		send(n, data, decide.OpCreate)
 		synctest.Wait()
 		assert.Equal(t, []string{"new\n"}, r.contents(), "delivered without waiting for the window")
 		advance(time.Hour)
@@ -431,10 +432,10 @@ func TestAMissingFileIsReportedOnceItHasStayedMissingForAWindow(t *testing.T) {
 		n := fs.last()
 
 		require.NoError(t, os.Remove(path))
-		send(n, path, opRemove)
+		send(n, path, decide.OpRemove)
 		advance(testQuiet / 2)
-		send(n, path+".swp", opCreate) // unrelated events do not postpone it
-		send(n, path, opAttrib)        // nor do related ones
+		send(n, path+".swp", decide.OpCreate) // unrelated events do not postpone it
+		send(n, path, decide.OpAttrib)        // nor do related ones
 		advance(testQuiet/2 - time.Nanosecond)
 		assert.Empty(t, r.calls())
 		advance(time.Nanosecond)
@@ -445,45 +446,45 @@ func TestAMissingFileIsReportedOnceItHasStayedMissingForAWindow(t *testing.T) {
 
 // Where the kernel reports writers' closes, an in-place write is read at
 // the writer's close, at once, whatever the quiet window. A writer that
-// keeps the file open is read once it has gone heldOpenWindow without a
+// keeps the file open is read once it has gone decide.HeldOpenWindow without a
 // write, and again if its close changed anything; an empty file it holds
-// open is not believed before its close, or maxWriterWait.
+// open is not believed before its close, or decide.MaxWriterWait.
 func TestInPlaceWritesAreReadWhenTheWriterCloses(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "config.yaml")
 		write(t, path, "v1\n")
-		fs := &fakes{caps: caps{closes: true}}
+		fs := &fakes{caps: decide.Caps{Closes: true}}
 		_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet))
 		synctest.Wait()
 		n := fs.last()
 
 		write(t, path, "") // truncated, and the writer still at it
-		send(n, path, opWrite)
-		advance(maxWriterWait - time.Nanosecond)
+		send(n, path, decide.OpWrite)
+		advance(decide.MaxWriterWait - time.Nanosecond)
 		assert.Empty(t, r.calls(), "an empty file is not believed while its writer has it open")
 		write(t, path, "v2\n")
-		send(n, path, opWrite)
-		send(n, path, opClose)
+		send(n, path, decide.OpWrite)
+		send(n, path, decide.OpClose)
 		synctest.Wait()
 		assert.Equal(t, []string{"v2\n"}, r.contents(), "read at the close, without waiting")
 
 		// A writer that keeps the file open is read once it went quiet.
 		write(t, path, "v3\n")
-		send(n, path, opWrite)
-		advance(heldOpenWindow - time.Nanosecond)
+		send(n, path, decide.OpWrite)
+		advance(decide.HeldOpenWindow - time.Nanosecond)
 		assert.Len(t, r.contents(), 1)
 		advance(time.Nanosecond)
 		assert.Equal(t, []string{"v2\n", "v3\n"}, r.contents())
 
 		// Its close, when it comes, reads again; nothing new, nothing fired.
-		send(n, path, opClose)
+		send(n, path, decide.OpClose)
 		synctest.Wait()
 		assert.Len(t, r.calls(), 2)
 
-		// An empty file held open for maxWriterWait is what the file is.
+		// An empty file held open for decide.MaxWriterWait is what the file is.
 		write(t, path, "")
-		send(n, path, opWrite)
-		advance(maxWriterWait - time.Nanosecond)
+		send(n, path, decide.OpWrite)
+		advance(decide.MaxWriterWait - time.Nanosecond)
 		assert.Len(t, r.calls(), 2)
 		advance(time.Nanosecond)
 		assert.Equal(t, []string{"v2\n", "v3\n", ""}, r.contents())
@@ -491,15 +492,15 @@ func TestInPlaceWritesAreReadWhenTheWriterCloses(t *testing.T) {
 		// Emptied on purpose: the close says the writer is done, not
 		// that no other follows it (truncate, then append): the empty
 		// file is delivered once no writer has appeared for
-		// heldOpenWindow.
+		// decide.HeldOpenWindow.
 		write(t, path, "v4\n")
-		send(n, path, opWrite)
-		send(n, path, opClose)
+		send(n, path, decide.OpWrite)
+		send(n, path, decide.OpClose)
 		synctest.Wait()
 		write(t, path, "")
-		send(n, path, opWrite)
-		send(n, path, opClose)
-		advance(heldOpenWindow - time.Nanosecond)
+		send(n, path, decide.OpWrite)
+		send(n, path, decide.OpClose)
+		advance(decide.HeldOpenWindow - time.Nanosecond)
 		assert.Equal(t, []string{"v2\n", "v3\n", "", "v4\n"}, r.contents())
 		advance(time.Nanosecond)
 		assert.Equal(t, []string{"v2\n", "v3\n", "", "v4\n", ""}, r.contents())
@@ -512,7 +513,7 @@ func TestARecheckedChangeWaitsTheQuietWindowEvenWhereClosesAreSeen(t *testing.T)
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "config.yaml")
 		write(t, path, "v1\n")
-		fs := &fakes{caps: caps{closes: true}}
+		fs := &fakes{caps: decide.Caps{Closes: true}}
 		_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(time.Second), WithQuietWindow(testQuiet))
 		synctest.Wait()
 
@@ -528,14 +529,14 @@ func TestACloseOrAttributeChangeReadsOnlyWhenTheStatChanged(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "config.yaml")
 		write(t, path, "v1\n")
-		fs := &fakes{caps: caps{closes: true, files: true}}
+		fs := &fakes{caps: decide.Caps{Closes: true, Files: true}}
 		_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet))
 		synctest.Wait()
 		n := fs.last()
 
 		sneak(t, path, "v2\n") // same inode, size and time
-		send(n, path, opClose)
-		send(n, path, opAttrib)
+		send(n, path, decide.OpClose)
+		send(n, path, decide.OpAttrib)
 		synctest.Wait()
 		assert.Empty(t, r.calls())
 
@@ -543,7 +544,7 @@ func TestACloseOrAttributeChangeReadsOnlyWhenTheStatChanged(t *testing.T) {
 		// tell: the old inode's link count dropping is read a quiet window
 		// later, in case the new file is still being written.
 		replace(t, path, "v3\n")
-		send(n, path, opAttrib)
+		send(n, path, decide.OpAttrib)
 		synctest.Wait()
 		assert.Empty(t, r.calls())
 		advance(testQuiet)
@@ -559,10 +560,10 @@ func TestACloseOrAttributeChangeReadsOnlyWhenTheStatChanged(t *testing.T) {
 				return nil
 			}
 		})
-		send(n, path, opRescan) // watch everything again: the directory is refused
+		send(n, path, decide.OpRescan) // watch everything again: the directory is refused
 		synctest.Wait()
 		replace(t, path, "v4\n")
-		send(fs.last(), path, opAttrib)
+		send(fs.last(), path, decide.OpAttrib)
 		synctest.Wait()
 		assert.Equal(t, []string{"v3\n", "v4\n"}, r.contents())
 	})
@@ -578,7 +579,7 @@ func TestEveryDirectoryOnTheWayAndTheFileAreWatched(t *testing.T) {
 		require.NoError(t, os.MkdirAll(dir, 0o755))
 		path := filepath.Join(dir, "config.yaml")
 		write(t, path, "v1\n")
-		fs := &fakes{caps: caps{ancestors: true, files: true}}
+		fs := &fakes{caps: decide.Caps{Ancestors: true, Files: true}}
 		fs.addErr = func(p string) error {
 			if p == dir {
 				return syscall.EACCES
@@ -602,7 +603,7 @@ func TestEveryDirectoryOnTheWayAndTheFileAreWatched(t *testing.T) {
 				return nil
 			}
 		})
-		send(fs.last(), path, opRemove)
+		send(fs.last(), path, decide.OpRemove)
 		synctest.Wait()
 		assert.Equal(t, ModePolling, f.Stats().Mode)
 	})
@@ -611,19 +612,19 @@ func TestEveryDirectoryOnTheWayAndTheFileAreWatched(t *testing.T) {
 // A file created empty and closed so: the close says that writer is done,
 // not that the file is meant empty, for the next writer may still append
 // to it. The doubt goes on until no writer has appeared for
-// heldOpenWindow, and the empty file is delivered then.
+// decide.HeldOpenWindow, and the empty file is delivered then.
 func TestAWritersCloseDoesNotEndTheDoubtOfAnEmptyFile(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "config.yaml")
 		write(t, path, "v1\n")
-		fs := &fakes{caps: caps{closes: true}}
+		fs := &fakes{caps: decide.Caps{Closes: true}}
 		_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet))
 		synctest.Wait()
 		n := fs.last()
 		replace(t, path, "") // created empty
-		send(n, path, opCreate)
-		send(n, path, opClose) // and its writer closed it
-		advance(heldOpenWindow - time.Nanosecond)
+		send(n, path, decide.OpCreate)
+		send(n, path, decide.OpClose) // and its writer closed it
+		advance(decide.HeldOpenWindow - time.Nanosecond)
 		assert.Empty(t, r.calls(), "no writer's close alone ends the doubt of an empty file")
 		advance(time.Nanosecond)
 		assert.Equal(t, []string{""}, r.contents())
@@ -637,18 +638,18 @@ func TestARecheckedTruncationStillWaitsForTheWritersClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "config.yaml")
 		write(t, path, "v1\n")
-		fs := &fakes{caps: caps{closes: true}}
+		fs := &fakes{caps: decide.Caps{Closes: true}}
 		_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(time.Second), WithQuietWindow(testQuiet))
 		synctest.Wait()
 		n := fs.last()
 		write(t, path, "") // truncated; the re-check comes before the event
 		advance(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
-		send(n, path, opWrite)
+		send(n, path, decide.OpWrite)
 		advance(3 * testQuiet) // the writer thinks
 		assert.Empty(t, r.contents(), "read while the writer has the file open")
 		write(t, path, "v2\n")
-		send(n, path, opWrite)
-		send(n, path, opClose)
+		send(n, path, decide.OpWrite)
+		send(n, path, decide.OpClose)
 		synctest.Wait()
 		assert.Equal(t, []string{"v2\n"}, r.contents())
 	})
@@ -667,18 +668,18 @@ func TestARecheckedChangeIsReadAtOnceWhenItsEventShowsASwap(t *testing.T) {
 		replace(t, path, "v2\n") // the re-check comes before the event
 		advance(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
 		assert.Empty(t, r.contents(), "a changed stat alone waits a window")
-		send(n, path, opCreate)
+		send(n, path, decide.OpCreate)
 		synctest.Wait()
 		assert.Equal(t, []string{"v2\n"}, r.contents(), "the rename's event read it at once")
 
 		write(t, path, "v") // in place, and the re-check comes first again
 		advance(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
-		send(n, path, opWrite)
-		send(n, path, opCreate) // an unrelated create of the name cannot cut a writer short
+		send(n, path, decide.OpWrite)
+		send(n, path, decide.OpCreate) // an unrelated create of the name cannot cut a writer short
 		synctest.Wait()
 		assert.Equal(t, []string{"v2\n"}, r.contents(), "read while the writer has the file open")
 		write(t, path, "v3\n")
-		send(n, path, opClose)
+		send(n, path, decide.OpClose)
 		synctest.Wait()
 		assert.Equal(t, []string{"v2\n", "v3\n"}, r.contents())
 	})
@@ -705,18 +706,18 @@ func TestAFileCreatedInPlaceIsReadAtItsWritersClose(t *testing.T) {
 				if recheck {
 					advance(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
 				}
-				send(n, path, opRemove)
-				send(n, path, opCreate|opMade)
-				send(n, path, opWrite)
+				send(n, path, decide.OpRemove)
+				send(n, path, decide.OpCreate|decide.OpMade)
+				send(n, path, decide.OpWrite)
 				for _, line := range []string{"b: 2\n", "c: 3\n", "d: 4\n"} {
-					advance(heldOpenWindow / 2) // the writer thinks, briefly
+					advance(decide.HeldOpenWindow / 2) // the writer thinks, briefly
 					_, err = w.WriteString(line)
 					require.NoError(t, err)
-					send(n, path, opWrite)
+					send(n, path, decide.OpWrite)
 				}
 				assert.Empty(t, r.contents(), "read while the writer was writing")
 				require.NoError(t, w.Close())
-				send(n, path, opClose)
+				send(n, path, decide.OpClose)
 				synctest.Wait()
 				assert.Equal(t, []string{"a: 1\nb: 2\nc: 3\nd: 4\n"}, r.contents())
 
@@ -725,13 +726,13 @@ func TestAFileCreatedInPlaceIsReadAtItsWritersClose(t *testing.T) {
 				require.NoError(t, err)
 				_, err = w.WriteString("e: 5\n")
 				require.NoError(t, err)
-				send(n, path, opWrite)
-				advance(heldOpenWindow)
+				send(n, path, decide.OpWrite)
+				advance(decide.HeldOpenWindow)
 				_, err = w.WriteString("f: 6\n")
 				require.NoError(t, err)
 				require.NoError(t, w.Close())
-				send(n, path, opWrite)
-				send(n, path, opClose)
+				send(n, path, decide.OpWrite)
+				send(n, path, decide.OpClose)
 				synctest.Wait()
 				assert.Equal(t, []string{"a: 1\nb: 2\nc: 3\nd: 4\n", "e: 5\n", "e: 5\nf: 6\n"}, r.contents())
 			})
@@ -751,9 +752,9 @@ func TestAFileLinkedInPlaceIsReadAtOnce(t *testing.T) {
 		write(t, filepath.Join(dir, "staged"), "v2\n")
 		require.NoError(t, os.Remove(path))
 		require.NoError(t, os.Link(filepath.Join(dir, "staged"), path))
-		send(n, path, opAttrib)
-		send(n, path, opRemove)
-		send(n, path, opCreate|opMade)
+		send(n, path, decide.OpAttrib)
+		send(n, path, decide.OpRemove)
+		send(n, path, decide.OpCreate|decide.OpMade)
 		synctest.Wait()
 		assert.Equal(t, []string{"v2\n"}, r.contents())
 	})
@@ -771,19 +772,19 @@ func TestANewFileWhoseWriterPausesBeforeItsFirstWriteIsReadAtTheClose(t *testing
 		r, n := watchedOnLinux(t, path)
 
 		require.NoError(t, os.Remove(path))
-		send(n, path, opAttrib)
-		send(n, path, opRemove) // the directory's IN_DELETE
-		send(n, path, opRemove) // IN_DELETE_SELF
+		send(n, path, decide.OpAttrib)
+		send(n, path, decide.OpRemove) // the directory's IN_DELETE
+		send(n, path, decide.OpRemove) // IN_DELETE_SELF
 		w, err := os.Create(path)
 		require.NoError(t, err)
-		send(n, path, opCreate|opMade)
+		send(n, path, decide.OpCreate|decide.OpMade)
 		advance(3 * testQuiet) // the producer starts up
 		assert.Empty(t, r.calls(), "neither the empty file nor a missing one")
 		_, err = w.WriteString("a: 1\n")
 		require.NoError(t, err)
-		send(n, path, opWrite)
+		send(n, path, decide.OpWrite)
 		require.NoError(t, w.Close())
-		send(n, path, opClose)
+		send(n, path, decide.OpClose)
 		synctest.Wait()
 		assert.Equal(t, []string{"a: 1\n"}, r.contents())
 	})
@@ -802,10 +803,10 @@ func TestARenameOversOldFileDoesNotShortenTheNextRemovalsWindow(t *testing.T) {
 		r, n := watchedOnLinux(t, path)
 
 		replace(t, path, "v2\n")
-		send(n, path, opCreate) // IN_MOVED_TO on the directory
-		send(n, path, opAttrib) // the old file's link count
-		send(n, path, opRemove) // its IN_DELETE_SELF
-		send(n, path, opRemove) // its IN_IGNORED, told as a removal by the hub
+		send(n, path, decide.OpCreate) // IN_MOVED_TO on the directory
+		send(n, path, decide.OpAttrib) // the old file's link count
+		send(n, path, decide.OpRemove) // its IN_DELETE_SELF
+		send(n, path, decide.OpRemove) // its IN_IGNORED, told as a removal by the hub
 		synctest.Wait()
 		require.Equal(t, []string{"v2\n"}, r.contents())
 
@@ -827,7 +828,7 @@ func TestATouchDoesNotShortenTheNextRemovalsWindow(t *testing.T) {
 
 		now := time.Now().Add(time.Second)
 		require.NoError(t, os.Chtimes(path, now, now))
-		send(n, path, opAttrib)
+		send(n, path, decide.OpAttrib)
 		advance(testQuiet * 7 / 10)
 		swapThroughAGap(t, n, path, "v3\n")
 		assert.Empty(t, r.errs(), "the file was missing for less than a window")
@@ -845,7 +846,7 @@ func watchedOnLinux(t *testing.T, path string, opts ...Option) (*recorder, *fake
 }
 
 // linuxCaps is what the Linux backend can see.
-var linuxCaps = caps{closes: true, files: true, ancestors: true}
+var linuxCaps = decide.Caps{Closes: true, Files: true, Ancestors: true}
 
 // watchedThrough watches path through fs, with the re-check off unless
 // opts turn it on and a quiet window of testQuiet, and returns the notifier
@@ -864,11 +865,11 @@ func watchedThrough(t *testing.T, path string, fs *fakes, opts ...Option) (*reco
 func swapThroughAGap(t *testing.T, n *fakeNotifier, path, content string) {
 	t.Helper()
 	require.NoError(t, os.Rename(path, path+".old"))
-	send(n, path, opRemove) // IN_MOVED_FROM on the directory
-	advance(testQuiet / 2)  // less than a window after the removal
+	send(n, path, decide.OpRemove) // IN_MOVED_FROM on the directory
+	advance(testQuiet / 2)         // less than a window after the removal
 	write(t, path+".new", content)
 	require.NoError(t, os.Rename(path+".new", path))
-	send(n, path, opCreate) // IN_MOVED_TO
+	send(n, path, decide.OpCreate) // IN_MOVED_TO
 	synctest.Wait()
 }
 
@@ -880,15 +881,15 @@ func TestALostCloseIsNotWaitedFor(t *testing.T) {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "config.yaml")
 		write(t, path, "v1\n")
-		raw := &fakeBackends{caps: caps{closes: true}}
+		raw := &fakeBackends{caps: decide.Caps{Closes: true}}
 		h := newHub(raw.newBackend)
 		_, r := watched(t, path, withNotifier(h.subscribe), WithRecheckInterval(0), WithQuietWindow(testQuiet))
 		synctest.Wait()
 		write(t, path, "v2\n")
 		for range 2 * subBuffer { // more than the buffer holds, then the close
-			raw.last().send(path, opWrite)
+			raw.last().send(path, decide.OpWrite)
 		}
-		raw.last().send(path, opClose)
+		raw.last().send(path, decide.OpClose)
 		advance(testQuiet)
 		assert.Equal(t, []string{"v2\n"}, r.contents(), "read a quiet window after the events were lost")
 	})
@@ -1059,22 +1060,22 @@ func TestACloseIsBelievedOnlyIfNoLaterWriterBegan(t *testing.T) {
 				// The first writer writes and closes; the second truncates
 				// and writes half before the first close is read.
 				write(t, path, c.first)
-				send(n, path, opWrite)
+				send(n, path, decide.OpWrite)
 				synctest.Wait()
 				write(t, path, c.second[:len(c.second)/2])
 				fs.set(func(fs *fakes) {
 					fs.onSync = func(n *fakeNotifier) {
 						fs.onSync = nil
-						send(n, path, opWrite) // the second writer's truncation and write
+						send(n, path, decide.OpWrite) // the second writer's truncation and write
 					}
 				})
-				send(n, path, opClose)
+				send(n, path, decide.OpClose)
 				synctest.Wait()
 				assert.Empty(t, r.contents(), "read the second writer's work half done at the first one's close")
 
 				write(t, path, c.second)
-				send(n, path, opWrite)
-				send(n, path, opClose)
+				send(n, path, decide.OpWrite)
+				send(n, path, decide.OpClose)
 				synctest.Wait()
 				assert.Equal(t, c.want, r.contents())
 			})
@@ -1091,7 +1092,7 @@ type flakySubject struct {
 	err   error
 }
 
-func (f *flakySubject) read(why Reason, via *sight) reading {
+func (f *flakySubject) read(why decide.Reason, via *resolution) reading {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.fails > 0 {
@@ -1109,7 +1110,7 @@ func TestAReadThatFailsForTheProcessIsRetried(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "config.yaml")
 		write(t, path, "v1\n")
-		fs := &fakes{caps: caps{closes: true}}
+		fs := &fakes{caps: decide.Caps{Closes: true}}
 		f := Provider(path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet),
 			withBackoff(testBackoffMin, testBackoffMax), WithErrorCallbacks(), WithLogger(testLogger(t)))
 		emfile := &os.PathError{Op: "open", Path: path, Err: syscall.EMFILE}
@@ -1125,7 +1126,7 @@ func TestAReadThatFailsForTheProcessIsRetried(t *testing.T) {
 		flaky.mu.Lock()
 		flaky.fails = 5
 		flaky.mu.Unlock()
-		send(n, path, opCreate)
+		send(n, path, decide.OpCreate)
 		advance(30 * testBackoffMax)
 		assert.Equal(t, []string{"v2\n"}, r.contents(), "delivered once it reads")
 		require.Len(t, r.errs(), 1, "reported once")
@@ -1136,7 +1137,7 @@ func TestAReadThatFailsForTheProcessIsRetried(t *testing.T) {
 		flaky.mu.Lock()
 		flaky.fails = 2
 		flaky.mu.Unlock()
-		send(n, path, opCreate)
+		send(n, path, decide.OpCreate)
 		advance(30 * testBackoffMax)
 		assert.Equal(t, []string{"v2\n"}, r.contents())
 		assert.Len(t, r.errs(), 2, "a new failure, after reads worked again, is reported again")

@@ -3,6 +3,7 @@ package file
 import (
 	"flag"
 	"fmt"
+	"github.com/keepwatch/file/internal/decide"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -221,7 +222,7 @@ func waitContentWhileOpen(t *testing.T, r *recorder, want string) {
 // handle is read the same way; and its close reads the file again only if
 // the content changed then.
 func TestAWriterThatKeepsTheFileOpenIsReadWhileItHoldsIt(t *testing.T) {
-	t.Parallel() // read after heldOpenWindow, twice: it runs beside the others
+	t.Parallel() // read after decide.HeldOpenWindow, twice: it runs beside the others
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	write(t, path, "v1\n")
 	_, r := watchedByEvents(t, path)
@@ -268,7 +269,7 @@ func TestAWriterThatKeepsTheFileOpenIsReadWhileItHoldsIt(t *testing.T) {
 // it closes: the first content is read while it holds the file, the last
 // at its close.
 func TestAWriterThatKeepsTheFileOpenIsReadAgainAtItsClose(t *testing.T) {
-	t.Parallel() // read after heldOpenWindow: it runs beside the others
+	t.Parallel() // read after decide.HeldOpenWindow: it runs beside the others
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	write(t, path, "v1\n")
 	_, r := watchedByEvents(t, path)
@@ -293,7 +294,7 @@ func TestAWriterThatKeepsTheFileOpenIsReadAgainAtItsClose(t *testing.T) {
 // shell redirect truncates the file at once and writes it when it is
 // ready, however long past the quiet window that is.
 func TestAnEmptyFileHeldOpenIsNeverDelivered(t *testing.T) {
-	needCaps(t, caps{closes: true}, "a writer close")
+	needCaps(t, decide.Caps{Closes: true}, "a writer close")
 	const startup = 3 * defaultQuietWindow // far beyond a writer's quiet window
 	full := strings.Repeat("key: value\n", 200)
 	cases := []struct {

@@ -3,6 +3,7 @@ package file
 import (
 	"bytes"
 	"fmt"
+	"github.com/keepwatch/file/internal/decide"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,12 +67,12 @@ func roundContent(round int) string {
 // A file emptied and then written again by the next tool, as scripts and
 // people rewrite a config: each update is delivered once, whole, at the
 // appender's close, never the empty file the truncation left (unless the
-// whole command took longer than heldOpenWindow, so that the appender may
+// whole command took longer than decide.HeldOpenWindow, so that the appender may
 // have started after it: then the empty file may be delivered, the
 // documented behaviour, and is logged).
 func TestAFileEmptiedThenAppendedToByRealToolsIsDeliveredOnceWhole(t *testing.T) {
 	t.Parallel()
-	needCaps(t, caps{closes: true}, "a writer's close")
+	needCaps(t, decide.Caps{Closes: true}, "a writer's close")
 	cases := []struct{ name, script string }{
 		{"truncate -s 0 f && cat new >> f", `truncate -s 0 "$1" && cat "$2" >> "$1"`},
 		{": > f; cat new >> f", `: > "$1"; cat "$2" >> "$1"`},
@@ -90,7 +91,7 @@ func TestAFileEmptiedThenAppendedToByRealToolsIsDeliveredOnceWhole(t *testing.T)
 			for i := 1; i <= rounds; i++ {
 				data := roundContent(i)
 				_, took := bashScript(t, c.script, path, staged(t, "new.yaml", data), data)
-				if took >= heldOpenWindow {
+				if took >= decide.HeldOpenWindow {
 					emptyMayCome = true
 					t.Logf("round %d took %v: the appender may have begun after the window", i, took)
 				}
@@ -123,11 +124,11 @@ func slicesWithout(s []string, v string) []string {
 // from a slow server or two templating steps do: the shell holds the file
 // open until the last part is written, and the file is delivered whole at
 // its close, once; never half, never empty. (A pause the machine's load
-// stretched to heldOpenWindow or more may be read half done, then whole:
+// stretched to decide.HeldOpenWindow or more may be read half done, then whole:
 // the documented exception, logged.)
 func TestAProducerPausingBehindARedirectIsDeliveredWhole(t *testing.T) {
 	t.Parallel() // its pauses take most of a second: they run beside the others
-	needCaps(t, caps{closes: true}, "a writer's close")
+	needCaps(t, decide.Caps{Closes: true}, "a writer's close")
 	for _, c := range []struct {
 		pause  time.Duration
 		rounds int
@@ -149,7 +150,7 @@ func TestAProducerPausingBehindARedirectIsDeliveredWhole(t *testing.T) {
 				done.add(data)
 				stderr, _ := bashScript(t, script, path, staged(t, "part1", data[:half]), staged(t, "part2", data[half:]),
 					strconv.FormatFloat(c.pause.Seconds(), 'f', 3, 64))
-				if paused := pauseBetween(t, stderr); paused >= heldOpenWindow {
+				if paused := pauseBetween(t, stderr); paused >= decide.HeldOpenWindow {
 					stretched = true
 					done.add(data[:half])
 					t.Logf("round %d: the pause took %v, past the window: its half may be delivered", i, paused)
@@ -180,7 +181,7 @@ func pauseBetween(t *testing.T, stderr string) time.Duration {
 
 // A writer that keeps the file open after writing it (test code, a
 // long-lived writer) is still read while it holds it, once it has gone
-// heldOpenWindow without writing: within what tests of such writers wait
+// decide.HeldOpenWindow without writing: within what tests of such writers wait
 // (siemens/wfx polls for 5 s). Its close, with nothing new, fires nothing.
 func TestAWriterHoldingTheFileOpenIsStillReadWithinTheWindow(t *testing.T) {
 	t.Parallel()

@@ -1,21 +1,21 @@
-package file
+package decide
 
 import "time"
 
-// maxWaitFactor bounds how long a file that is written without pause can
-// delay a read: maxWaitFactor windows after the first write (the cap).
-const maxWaitFactor = 10
+// MaxWaitFactor bounds how long a file that is written without pause can
+// delay a read: MaxWaitFactor windows after the first write (the cap).
+const MaxWaitFactor = 10
 
-// capGap is how long writes must pause, once a wait has passed its cap,
+// CapGap is how long writes must pause, once a wait has passed its cap,
 // for the file to be read: longer than one writer's writes are apart, so
 // that the cap reads between writers, not inside one. Writes that never
 // pause so long are read a pause after the cap.
-const capGap = 5 * time.Millisecond
+const CapGap = 5 * time.Millisecond
 
-// heldOpenWindow is how long a writer heard writing, that keeps the file
+// HeldOpenWindow is how long a writer heard writing, that keeps the file
 // open, must go without a write before the file is read, where the kernel
 // reports writers' closes (the quiet window, if longer); and how long a file
-// found empty at a writer's close is doubted, for the next writer to begin
+// found empty at a writer's close is confirmed, for the next writer to begin
 // (see emptyClosed). A producer behind a shell redirect holds the file until
 // it is done, however long it pauses between writes, and the file is only
 // ever read half done if a pause outlasts this. Measured (strace of the
@@ -28,144 +28,146 @@ const capGap = 5 * time.Millisecond
 // One second covers all of these with room for a loaded machine, and still
 // reads a writer that keeps the file open for good (test code, long-lived
 // writers) well within what tests of one wait (siemens/wfx polls for 5 s);
-// ten of them (the cap) are maxWriterWait. The writer's close, when it
+// ten of them (the cap) are MaxWriterWait. The writer's close, when it
 // comes, reads the file again. Writers that close are read at their close,
 // renames and swaps on their event: this window delays neither.
-const heldOpenWindow = time.Second
+const HeldOpenWindow = time.Second
 
-// unheardWriterPause is how long a writer that no event told of, but that
+// UnheardWriterPause is how long a writer that no event told of, but that
 // the file's times say may still be at work, is given before the file is
 // read, where closes are reported (the quiet window, if shorter): the file
 // is one the path leads to only now (a link retargeted, a directory
 // swapped in or made again), written before a watch could hear it. Such a
 // file was most likely finished before it was swapped in, and is read so
 // soon after, so that swaps are not held back; a write heard from it makes
-// it a heard writer, given heldOpenWindow. It is also how lately a file
+// it a heard writer, given HeldOpenWindow. It is also how lately a file
 // read at the end of a wait must have been written for the wait to go on
 // (its writes' events had not come yet: they come within milliseconds).
-const unheardWriterPause = 25 * time.Millisecond
+const UnheardWriterPause = 25 * time.Millisecond
 
-// maxWriterWait bounds how long a file found empty while its writer holds
+// MaxWriterWait bounds how long a file found empty while its writer holds
 // it open delays a read, where the kernel reports writers' closes: long
 // enough for a slow producer behind a shell redirect to start writing,
 // short enough that a writer that never writes (a misbehaving one, or an
 // mmap) does not hold the update back for good. Its close, when it comes,
 // reads the file again.
-const maxWriterWait = 10 * time.Second
+const MaxWriterWait = 10 * time.Second
 
-// waitState is what a session waits for before it reads the file, or
+// waitState is what the watch waits for before it reads the file, or
 // believes what it read.
 type waitState uint8
 
 const (
 	// waitNone: nothing to wait for; reads are believed.
 	waitNone waitState = iota
-	// waitDoubt: a read found the file missing or empty. That is reported
-	// or delivered when the window ends (heldOpenWindow for a file found
+	// waitConfirm: a read found the file missing or empty, which is more
+	// likely the middle of an update than its end. That is reported or
+	// delivered when the window ends, confirmed (HeldOpenWindow for a file found
 	// empty at a writer's close: see emptyClosed), unless an event first
 	// shows it was the middle of an update. A writer's close does not end
 	// it: its read is made, and ends it only if it finds the file written.
-	waitDoubt
+	waitConfirm
 	// waitQuiet: in-place writes are under way, and nothing will say when
 	// they end. The file is read once a window passes without a write, or
-	// from the cap on (maxWaitFactor windows after the first one) at the
-	// first capGap between writes, so that a file written without pause
+	// from the cap on (MaxWaitFactor windows after the first one) at the
+	// first CapGap between writes, so that a file written without pause
 	// is still read.
 	waitQuiet
-	// waitGuess: as waitQuiet, but started with no write heard: the
+	// waitStatChanged: as waitQuiet, but started with no write heard: a
 	// re-check saw the stat change, or, where closes are not reported, a
 	// file was found written so lately that a writer no event told of
 	// may be at it. An event that shows a rename or a swap ends it, since
 	// those are read at once.
-	waitGuess
+	waitStatChanged
 	// waitClose: in-place writes are under way and the kernel reports the
 	// writer's close, which ends the wait. A writer heard writing that
-	// keeps the file open is read once it has gone heldOpenWindow without
-	// a write (or, from maxWaitFactor such windows after the first,
-	// capGap); one no event told of, after unheardWriterPause.
+	// keeps the file open is read once it has gone HeldOpenWindow without
+	// a write (or, from MaxWaitFactor such windows after the first,
+	// CapGap); one no event told of, after UnheardWriterPause.
 	waitClose
 	// waitEmptyOpen: the file is empty and its writer holds it open (a
 	// slow producer behind a shell redirect, not started yet): only its
-	// close, its first write, or maxWriterWait ends the wait.
+	// close, its first write, or MaxWriterWait ends the wait.
 	waitEmptyOpen
 )
 
-var waitStateNames = [...]string{"none", "doubt", "quiet", "guess", "close", "empty-open"}
+var waitStateNames = [...]string{"none", "confirm", "quiet", "stat-changed", "close", "empty-open"}
 
 func (s waitState) String() string { return waitStateNames[s] }
 
-// trust is how far a read is believed: what the session knows, when it
-// reads, of the writers of the file.
-type trust uint8
+// readAfter is what a read comes after: what the watch knows, when it
+// reads, of the writers of the file, and so how far what it reads is
+// believed.
+type readAfter uint8
 
 const (
-	// doubtful: a read an event asked for. A missing or empty file is more
-	// likely the middle of an update than its end: it is doubted.
-	doubtful trust = iota
-	// believed: a wait is over; what is read is what the file is.
-	believed
-	// quieted: in-place writes went a window without another, where no
+	// afterEvent: an event asked for the read. A missing or empty file is
+	// more likely the middle of an update than its end: it is confirmed
+	// before it is believed (waitConfirm).
+	afterEvent readAfter = iota
+	// afterWait: a wait is over; what is read is what the file is.
+	afterWait
+	// afterQuiet: in-place writes went a window without another, where no
 	// close will say the writer is done: believed as a wait's end is, but
 	// an empty file, which is what a writer's truncation leaves, is
-	// doubted for a window more (its writes' events may not have come).
-	quieted
-	// closedByWriter: the writer closed the file; what is read is what it
+	// confirmed for a window more (its writes' events may not have come).
+	afterQuiet
+	// afterClose: the writer closed the file; what is read is what it
 	// wrote, once no later writer is known to have started.
-	closedByWriter
-	// heldOpen: the writer went quiet but still holds the file open; what
+	afterClose
+	// afterPause: the writer paused but still holds the file open; what
 	// it wrote so far is read, but an empty file waits on for its close.
 	// (A file that changed with no write heard since the wait began has
-	// no heard writer holding it: it is read as quieted.)
-	heldOpen
-	// capped: writes went on without pause for as long as a read may be
+	// no heard writer holding it: it is read as afterQuiet.)
+	afterPause
+	// afterCap: writes went on without pause for as long as a read may be
 	// put off: what is read is what the file is, however far its writers
 	// are, unless it is empty or was cut short as it was read (a writer's
-	// truncation, caught in the act): that is doubted or waited for, as
+	// truncation, caught in the act): that is confirmed or waited for, as
 	// any other read's would be.
-	capped
+	afterCap
 )
 
-var trustNames = [...]string{"doubtful", "believed", "quieted", "closed-by-writer", "held-open", "capped"}
+var readAfterNames = [...]string{"event", "wait", "quiet", "close", "pause", "cap"}
 
-func (t trust) String() string { return trustNames[t] }
+func (t readAfter) String() string { return readAfterNames[t] }
 
-// endsWriterWait reports whether a read so trusted ends a wait for the
+// endsWriterWait reports whether a read after t ends a wait for the
 // writers of one file: what it concludes of them.
-func (t trust) endsWriterWait() bool {
-	return t == quieted || t == heldOpen || t == capped
+func (t readAfter) endsWriterWait() bool {
+	return t == afterQuiet || t == afterPause || t == afterCap
 }
 
-// readWait is a session's wait for the file to settle before it is read,
+// readWait is the watch's wait for the file to settle before it is read,
 // or before what was read is believed. Its state changes only in the
 // methods below, one for each thing that can happen to it; each is a
-// transition of the table in wait_test.go. It does no I/O and reads no
-// clock: the time is handed in, and the session's timer is set to its
-// deadline.
+// transition of the table in wait_test.go. The time is handed in, and the
+// loop's timer is set to its deadline.
 type readWait struct {
 	window     time.Duration // the quiet window; zero turns waiting off
 	state      waitState
 	deadline   time.Time // when the wait ends; zero in waitNone
 	start      time.Time // when the wait began
 	why        Reason    // what started it
-	movedStart time.Time // the start of a guessed wait that moved on to another file in this refresh, for the cap: see moved
-	carried    bool      // start is a moved wait's: a guess's, which a heard write does not inherit
+	movedStart time.Time // the start of a stat-changed wait that moved on to another file in this refresh, for the cap: see moved
+	carried    bool      // start is a moved wait's: a stat change's, which a heard write does not inherit
 	heard      bool      // in waitClose, or waitQuiet after closeLost: a write or a creation of the file was heard, so that its writer may be a slow producer holding it open
 }
 
 // written takes a write an event told of, at now. closes says whether the
 // writer's close will be reported. It starts a wait for writes to end, or
-// extends one; a doubt becomes one.
+// extends one; a confirmation becomes one.
 func (w *readWait) written(why Reason, closes bool, now time.Time) { w.write(why, closes, closes, now) }
 
 // unheardWriter starts a wait for a writer no event told of, whose close
-// will be reported (see unheardWriterPause), or extends the wait running.
+// will be reported (see UnheardWriterPause), or extends the wait running.
 func (w *readWait) unheardWriter(why Reason, now time.Time) { w.write(why, true, false, now) }
 
 // write starts or extends a wait for writes. heard says that an event told
-// of them: their writer is given heldOpenWindow to pause in.
+// of them: their writer is given HeldOpenWindow to pause in.
 func (w *readWait) write(why Reason, closes, heard bool, now time.Time) {
 	switch {
-	case w.state == waitNone || w.state == waitDoubt || w.state == waitEmptyOpen:
+	case w.state == waitNone || w.state == waitConfirm || w.state == waitEmptyOpen:
 		w.begin(now, why, waitQuiet)
 		if closes {
 			w.state = waitClose
@@ -177,10 +179,10 @@ func (w *readWait) write(why Reason, closes, heard bool, now time.Time) {
 		// A quiet-window wait (the re-check saw the file change) that the
 		// writer's first event catches up with now waits for the writer.
 		w.state = waitClose
-	case w.state == waitGuess:
+	case w.state == waitStatChanged:
 		w.state = waitQuiet
 		if w.carried {
-			// The burst the guess's start was carried from was renames:
+			// The burst the wait's start was carried from was renames:
 			// a heard writer is another matter, and its writes get a
 			// cap of their own.
 			w.start, w.carried = now, false
@@ -192,13 +194,13 @@ func (w *readWait) write(why Reason, closes, heard bool, now time.Time) {
 
 // delay is how long after a write at now the wait's read is due: a pause
 // later, unless that passes the cap, and then at the cap's first gap
-// between writes (capGap), or a pause after the cap.
+// between writes (CapGap), or a pause after the cap.
 func (w *readWait) delay(now time.Time) time.Duration {
-	toCap := w.start.Add(maxWaitFactor * w.pause()).Sub(now)
+	toCap := w.start.Add(MaxWaitFactor * w.pause()).Sub(now)
 	if w.pause() <= toCap {
 		return w.pause()
 	}
-	return max(0, min(w.pause(), toCap+w.pause(), max(toCap, capGap)))
+	return max(0, min(w.pause(), toCap+w.pause(), max(toCap, CapGap)))
 }
 
 // resume takes a read, at the end of a wait for writes, that found the file
@@ -214,7 +216,7 @@ func (w *readWait) resume(closes bool, now time.Time) {
 }
 
 // emptyWhileOpen takes a file found empty while its writer holds it open:
-// nothing is believed until the writer closes or writes, or maxWriterWait
+// nothing is believed until the writer closes or writes, or MaxWriterWait
 // has passed since the writer began (since the last wait began, if the
 // read was that wait's end).
 func (w *readWait) emptyWhileOpen(why Reason, now time.Time) {
@@ -223,26 +225,26 @@ func (w *readWait) emptyWhileOpen(why Reason, now time.Time) {
 		since = now
 	}
 	w.begin(since, why, waitEmptyOpen)
-	w.deadline = since.Add(maxWriterWait)
+	w.deadline = since.Add(MaxWriterWait)
 	if w.deadline.Before(now) {
 		w.deadline = now
 	}
 }
 
-// guess starts a wait for writes that nothing but a changed stat suggests,
-// unless writes are awaited already. A wait already running is not
-// extended: the stat differs from the last read until the wait ends and
+// statChanged starts a wait for writes that nothing but a changed stat
+// suggests, unless writes are awaited already. A wait already running is
+// not extended: the stat differs from the last read until the wait ends and
 // reads, so extending would put every polled update off to the wait's cap.
-// A guess that follows a wait moved on to another file in the same refresh
+// One that follows a wait moved on to another file in the same refresh
 // (moved) keeps that wait's start, so that the cap bounds a burst of files
-// renamed over the path, each guessed at, as it bounds a burst of writes;
-// a write heard in it then starts the cap afresh (see written).
-func (w *readWait) guess(why Reason, now time.Time) {
+// renamed over the path, each waited for so, as it bounds a burst of
+// writes; a write heard in it then starts the cap afresh (see written).
+func (w *readWait) statChanged(why Reason, now time.Time) {
 	if w.blocksReads() {
 		return
 	}
 	w.written(why, false, now)
-	w.state = waitGuess
+	w.state = waitStatChanged
 	if !w.movedStart.IsZero() {
 		w.start, w.carried = w.movedStart, true
 		w.deadline = now.Add(w.delay(now))
@@ -250,38 +252,38 @@ func (w *readWait) guess(why Reason, now time.Time) {
 }
 
 // swapSeen takes an event that shows the change to be a rename or a swap,
-// which is read at once: it ends a guessed wait, as if the re-check had not
-// come first.
+// which is read at once: it ends a stat-changed wait, as if the re-check
+// had not come first.
 func (w *readWait) swapSeen() {
-	if w.state == waitGuess {
+	if w.state == waitStatChanged {
 		w.stop()
 	}
 }
 
 // moved takes a path that leads to another file than the one whose writes
-// a wait is for: the wait is over. A doubt goes on: its end reads whatever
-// the path leads to then. A guessed wait's start is kept for a guess at
-// the new file in the same refresh (refreshDone forgets it): a wait for writes
-// heard, or for a writer's close, is no guess, and the next file's writers
-// get a wait of their own.
+// a wait is for: the wait is over. A confirmation goes on: its end reads
+// whatever the path leads to then. A stat-changed wait's start is kept for
+// such a wait on the new file in the same refresh (refreshDone forgets it):
+// a wait for writes heard, or for a writer's close, is no stat change, and
+// the next file's writers get a wait of their own.
 func (w *readWait) moved() {
 	if w.blocksReads() {
-		start, guessed := w.start, w.state == waitGuess
+		start, statChanged := w.start, w.state == waitStatChanged
 		w.stop()
-		if guessed {
+		if statChanged {
 			w.movedStart = start
 		}
 	}
 }
 
 // refreshDone ends a refresh of the path: a wait that moved on in it is no
-// longer carried on by a guess.
+// longer carried on by a stat change.
 func (w *readWait) refreshDone() { w.movedStart = time.Time{} }
 
 // closeLost turns a wait for a writer into a wait for quiet: events were
 // lost, and the writer's close or writes may have been among them. A
 // writer heard writing keeps its window: a burst of writes (a tool writing
-// line by line) is what overflows a session's queue, and such a writer may
+// line by line) is what overflows a watch's queue, and such a writer may
 // be a producer about to pause (helm template a; helm template b) > f. A
 // close that comes after the loss still reads at once.
 func (w *readWait) closeLost(now time.Time) {
@@ -291,13 +293,13 @@ func (w *readWait) closeLost(now time.Time) {
 	}
 }
 
-// writerClosed takes a writer's close. It ends any wait but a doubt: what
-// the writer wrote is all there. A doubt is left to the close's read: it
-// ends the doubt if it finds the file written (see believed), and a file
-// still empty was emptied by a writer that may be followed by another
-// (see emptyClosed).
+// writerClosed takes a writer's close. It ends any wait but a
+// confirmation: what the writer wrote is all there. A confirmation is left
+// to the close's read: it ends it if it finds the file written (see
+// believed), and a file still empty was emptied by a writer that may be
+// followed by another (see emptyClosed).
 func (w *readWait) writerClosed() {
-	if w.state != waitDoubt {
+	if w.state != waitConfirm {
 		w.stop()
 	}
 }
@@ -306,38 +308,39 @@ func (w *readWait) writerClosed() {
 // no later writer known. The close says that writer is done, not that the
 // file is meant to be empty: it is more often emptied to be written again
 // (truncate -s 0 f && cat new >> f; : > f; echo ... >> f), by a writer
-// that takes a moment to start. It is doubted until no writer has
+// that takes a moment to start. It is confirmed only once no writer has
 // appeared for as long as one that holds the file open may pause
-// (heldOpenWindow, or the quiet window if longer): a write in that time
-// makes the doubt a wait for that writer, whose close reads the file
-// whole; a file that stays empty so long is delivered at the doubt's end.
-// A doubt running already is put off to that long after this close, but
-// never past maxWriterWait from its start.
+// (HeldOpenWindow, or the quiet window if longer): a write in that time
+// makes the confirmation a wait for that writer, whose close reads the
+// file whole; a file that stays empty so long is delivered at its end.
+// A confirmation running already is put off to that long after this close,
+// but never past MaxWriterWait from its start.
 func (w *readWait) emptyClosed(why Reason, now time.Time) {
-	wait := max(w.window, heldOpenWindow)
+	wait := max(w.window, HeldOpenWindow)
 	switch w.state {
 	case waitNone:
-		w.begin(now, why, waitDoubt)
+		w.begin(now, why, waitConfirm)
 		w.deadline = now.Add(wait)
-	case waitDoubt:
-		w.deadline = now.Add(min(wait, max(0, w.start.Add(maxWriterWait).Sub(now))))
+	case waitConfirm:
+		w.deadline = now.Add(min(wait, max(0, w.start.Add(MaxWriterWait).Sub(now))))
 	}
 }
 
-// doubt starts a doubt, unless a wait is running: its end reads anyway, and
-// events during it must not postpone a real problem's report.
-func (w *readWait) doubt(why Reason, now time.Time) {
+// confirm starts a confirmation of a missing or empty file, unless a wait
+// is running: its end reads anyway, and events during it must not postpone
+// a real problem's report.
+func (w *readWait) confirm(why Reason, now time.Time) {
 	if w.state != waitNone {
 		return
 	}
-	w.begin(now, why, waitDoubt)
+	w.begin(now, why, waitConfirm)
 	w.deadline = now.Add(w.window)
 }
 
-// believed takes a read that is believed: it ends a doubt, which the read
-// has dispelled.
+// believed takes a read that is believed: it ends a confirmation, which
+// the read has made moot.
 func (w *readWait) believed() {
-	if w.state == waitDoubt {
+	if w.state == waitConfirm {
 		w.stop()
 	}
 }
@@ -345,24 +348,24 @@ func (w *readWait) believed() {
 // blocksReads reports whether in-place writes are under way: a read now
 // could see them half done.
 func (w *readWait) blocksReads() bool {
-	return w.state != waitNone && w.state != waitDoubt
+	return w.state != waitNone && w.state != waitConfirm
 }
 
 // fired ends the wait, its deadline reached at now. It returns what started
-// it, and how far the read it calls for is to be believed. The wait's
+// it, and what the read it calls for comes after. The wait's
 // start is kept, for emptyWhileOpen.
-func (w *readWait) fired(now time.Time) (Reason, trust) {
-	t := believed
+func (w *readWait) fired(now time.Time) (Reason, readAfter) {
+	t := afterWait
 	switch {
 	case w.state == waitEmptyOpen:
-		// The writer was given maxWriterWait: what the file holds now is
+		// The writer was given MaxWriterWait: what the file holds now is
 		// believed, however empty.
-	case w.blocksReads() && now.Sub(w.start) >= maxWaitFactor*w.pause():
-		t = capped
+	case w.blocksReads() && now.Sub(w.start) >= MaxWaitFactor*w.pause():
+		t = afterCap
 	case w.state == waitClose:
-		t = heldOpen
-	case w.state == waitQuiet || w.state == waitGuess:
-		t = quieted
+		t = afterPause
+	case w.state == waitQuiet || w.state == waitStatChanged:
+		t = afterQuiet
 	}
 	w.state, w.deadline = waitNone, time.Time{}
 	return w.why, t
@@ -379,16 +382,16 @@ func (w *readWait) begin(at time.Time, why Reason, s waitState) {
 
 // pause is how long writes must pause for the wait to end: where closes
 // are reported, a heard writer that holds the file open gets
-// heldOpenWindow (a slow producer behind a redirect pauses that long), as
+// HeldOpenWindow (a slow producer behind a redirect pauses that long), as
 // one whose close may have been lost with other events does (see
-// closeLost), and one no event told of unheardWriterPause; elsewhere the
+// closeLost), and one no event told of UnheardWriterPause; elsewhere the
 // quiet window.
 func (w *readWait) pause() time.Duration {
 	switch {
 	case (w.state == waitClose || w.state == waitQuiet) && w.heard:
-		return max(w.window, heldOpenWindow)
+		return max(w.window, HeldOpenWindow)
 	case w.state == waitClose:
-		return min(w.window, unheardWriterPause)
+		return min(w.window, UnheardWriterPause)
 	}
 	return w.window
 }
@@ -396,12 +399,12 @@ func (w *readWait) pause() time.Duration {
 // writerPause is how long a writer no event told of must pause before what
 // it wrote is read with no close to say it is done, and how lately a file
 // found at the end of a writer's wait must have been written for the wait
-// to go on: unheardWriterPause where closes are reported (closes; or the
+// to go on: UnheardWriterPause where closes are reported (closes; or the
 // window, if shorter), the quiet window elsewhere. (A writer heard writing
-// is given heldOpenWindow: see pause.)
+// is given HeldOpenWindow: see pause.)
 func (w *readWait) writerPause(closes bool) time.Duration {
 	if closes {
-		return min(w.window, unheardWriterPause)
+		return min(w.window, UnheardWriterPause)
 	}
 	return w.window
 }
@@ -409,15 +412,7 @@ func (w *readWait) writerPause(closes bool) time.Duration {
 // mayRead says whether a read of why and t is to be made now: not while
 // in-place writes are under way and it would not end the wait for them
 // (the wait's end, or the later writer's close, reads).
-func (w *readWait) mayRead(why Reason, t trust, fresh bool) (readOrder, bool) {
-	o := readOrder{why: why, trust: t, fresh: fresh}
-	return o, !(w.blocksReads() && (t == doubtful || t == closedByWriter))
-}
-
-// describe says what the wait is and when it ends, for traces.
-func (w *readWait) describe() string {
-	if w.state == waitNone {
-		return "none"
-	}
-	return w.state.String() + " until " + w.deadline.Sub(epoch).String()
+func (w *readWait) mayRead(why Reason, t readAfter, fresh bool) (readOrder, bool) {
+	o := readOrder{why: why, after: t, fresh: fresh}
+	return o, !(w.blocksReads() && (t == afterEvent || t == afterClose))
 }

@@ -1,0 +1,707 @@
+package decide
+
+import (
+	"io/fs"
+	"time"
+)
+
+// maxWatchRounds bounds how often the path is resolved again while it
+// keeps changing as its watches are added; events bring the watch back if
+// it gives up.
+const maxWatchRounds = 8
+
+// Stats is what the platform's stats tell of files, which this package
+// cannot read from an fs.FileInfo alone.
+type Stats interface {
+	// SameFile reports whether two stats are of one file.
+	SameFile(a, b fs.FileInfo) bool
+	// ID returns the file's device and inode number; zeros where the
+	// platform has none.
+	ID(info fs.FileInfo) (dev, ino uint64)
+	// Links returns how many names the file has.
+	Links(info fs.FileInfo) uint64
+}
+
+// Config is what a Decider is made with.
+type Config struct {
+	Window time.Duration // the quiet window in-place writes must go without a write; zero turns waiting off
+	Caps   Caps          // what the notifier can see
+	Events bool          // events come: false for a loop that polls
+	Paths  []string      // the files the subject reads, as given: Facts.Paths is in their order
+	Stats  Stats
+	// A read that failed for a reason of the process is retried after a
+	// backoff from RetryMin to RetryMax, jittered from Seed.
+	RetryMin, RetryMax time.Duration
+	Seed               uint64
+}
+
+// phase is which input the decider awaits: the outcome of the action it
+// asked for last, or, idle, any event, the time, or a look.
+type phase uint8
+
+const (
+	idle        phase = iota
+	resolving         // a refresh's Resolve: Resolved
+	settling          // a Resolve while the path is watched until it holds still: Resolved
+	reading           // ReadNow: Read
+	queueing          // TakeQueue: Queue
+	adding            // AddWatch: Added
+	checking          // Check: Checked
+	addingOwn         // AddOwnWatch: OwnWatchAdded
+	askingInode       // AskInode: InodeOf
+)
+
+var phaseNames = [...]string{"idle", "resolving", "settling", "reading", "queueing", "adding", "checking", "adding own watch", "asking inode"}
+
+func (p phase) String() string { return phaseNames[p] }
+
+// readFor is what a read was asked for, and so what follows its judgment.
+type readFor uint8
+
+const (
+	readForStart   readFor = iota // the read a loop starts with
+	readForRefresh                // an event's, a wait's end, a retry's
+	readForLook                   // a re-check's, a poll's, Recheck's
+)
+
+// settleThen is what follows once the path holds still.
+type settleThen uint8
+
+const (
+	settleThenOpen     settleThen = iota // the loop is open: nothing
+	settleThenLook                       // a look's read, or its wait
+	settleThenAfterAdd                   // the rest of a read's watches (see afterAdds)
+)
+
+// Decider makes the decisions of one watch loop: see the package
+// documentation. It is not safe for concurrent use: one loop owns it.
+type Decider struct {
+	cfg Config
+
+	res     Resolution // the path's last resolution
+	wait    readWait
+	last    lastRead
+	writer  awaitedWriter
+	pending pending
+	watches watchSet
+	retry   readRetry
+
+	watchesGone  int // directory watches the kernel dropped, counted to tell whether a read came through one
+	filesGone    int // removals of the file itself seen, counted to tell whether a read came before one
+	chainTouched int // events on names on the way to the file, counted to tell whether the path may lead elsewhere
+
+	heldBack time.Time // since when reads have been left to later writers; zero if the last was believed
+
+	phase phase
+
+	// The procedure under way, where it is not idle.
+	order       readOrder // the read asked for
+	readVia     bool      // it goes through the last resolution
+	readFor     readFor
+	readAll     bool // a refresh's read, after which every watch is added again
+	queuedRead  Read // the read whose queue is taken
+	ownThen     bool // an own watch is being added in the middle of a read's judgment: readDone follows
+	lookKind    lookKind
+	lookWhy     Reason
+	settle      settleProcedure
+	adds        addProcedure
+	refreshWhy  Reason
+	refreshFrom readAfter
+	refreshRoot bool // the refresh's resolution is from the root
+	askedWatch  int  // the watch AskInode asked of
+
+	out  Decision
+	took []eventKind // what the events of the last input were taken for, for Status
+}
+
+// settleProcedure is the watching of the path until it holds still: it is
+// resolved from the root and what it needs watched is added, again while
+// adding found more to watch, up to maxWatchRounds times. A path being
+// rebuilt one directory at a time needs one round per level.
+type settleProcedure struct {
+	all   bool // the next round adds every watch again, not only what is missing
+	round int
+	then  settleThen
+	gone  bool // settleThenAfterAdd: a watch's path vanished as it was added
+	added int  // settleThenAfterAdd: how many the read's adds added
+}
+
+// addProcedure is the adding of watches, one at a time, until one fails
+// in a way that stops it.
+type addProcedure struct {
+	left     []string
+	added    int
+	forRead  bool // after a read (afterRead), else a settle round
+	readAll  bool
+	err      error
+	vanished bool
+}
+
+// readRetry is the retry of a read that failed for a reason of the
+// process, not of the file: too many open files, no memory, a signal. The
+// file may be fine, and nothing about it will change to send an event, so
+// the read is made again, after a backoff, until it reads.
+type readRetry struct {
+	bo    *Backoff
+	at    time.Time // when the read is due again; zero if no retry is due
+	order readOrder // the read that failed
+}
+
+// New returns a Decider for one loop.
+func New(cfg Config) *Decider {
+	return &Decider{
+		cfg:     cfg,
+		wait:    readWait{window: cfg.Window},
+		pending: pending{touched: make(map[string]bool)},
+		watches: newWatchSet(cfg.Caps, cfg.Stats),
+		retry:   readRetry{bo: NewBackoff(cfg.RetryMin, cfg.RetryMax, cfg.Seed)},
+	}
+}
+
+// Open begins a loop on events: the path is resolved, and what it depends
+// on watched, until it holds still. The loop then reads the file and
+// hands the read to Start.
+func (d *Decider) Open(now time.Time) Decision {
+	d.begin(idle)
+	d.startSettle(false, settleThenOpen, now)
+	return d.end(now)
+}
+
+// Start takes the read a loop starts with, made once it was open: its
+// baseline, as where no watch told of writers if the watch was down before
+// it (a restart).
+func (d *Decider) Start(r Read, now time.Time) Decision {
+	d.begin(idle)
+	d.order = readOrder{why: r.Why, after: afterEvent, fresh: r.Why == ReasonRestart}
+	d.readVia, d.readFor = false, readForStart
+	d.judgeReadNow(r, now)
+	return d.end(now)
+}
+
+// Event takes one event, its name clean, with the facts NeedsFacts asked
+// of it.
+func (d *Decider) Event(ev Event, f Facts, now time.Time) Decision {
+	d.begin(idle)
+	d.took = append(d.took[:0], d.takeEvent(ev, &f, now))
+	d.judgedEvents()
+	d.next(now)
+	return d.end(now)
+}
+
+// Timer takes the time, at or after the last Decision's WakeAt: a read
+// retried is due, or a wait is over.
+func (d *Decider) Timer(now time.Time) Decision {
+	d.begin(idle)
+	switch {
+	case !d.retry.at.IsZero() && !now.Before(d.retry.at):
+		o := d.retry.fired()
+		d.pending.fresh = o.fresh
+		d.refresh(o.why, o.after, now)
+	case !d.wait.deadline.IsZero() && !now.Before(d.wait.deadline):
+		why, t := d.wait.fired(now)
+		d.refresh(why, t, now)
+	default:
+		d.next(now)
+	}
+	return d.end(now)
+}
+
+// Look takes a look at the subject, whose stat is st now: the periodic
+// re-check, a poll, or Recheck's look now (force).
+func (d *Decider) Look(why Reason, force bool, st Signature, now time.Time) Decision {
+	d.begin(idle)
+	k := d.last.look(force, st, d.wait.window)
+	if k == lookNothing {
+		d.out.Checked = true
+		d.next(now)
+		return d.end(now)
+	}
+	d.lookKind, d.lookWhy = k, why
+	if d.cfg.Events {
+		d.startSettle(true, settleThenLook, now)
+	} else {
+		d.lookRead(now)
+	}
+	return d.end(now)
+}
+
+// Resolved takes the resolution the last Resolve asked for. unheard says
+// that a file it led to was not wanted before it: events on it went to no
+// one until then, a writer's among them. file is what the path leads to
+// now, if Resolve asked for its stat (StatFile).
+func (d *Decider) Resolved(r Resolution, unheard bool, file fs.FileInfo, now time.Time) Decision {
+	switch d.phase {
+	case resolving:
+		d.begin(resolving)
+		d.res = r
+		d.pending.resolved(d.refreshRoot)
+		o, ok := d.refreshing(d.refreshWhy, d.refreshFrom, unheard, file)
+		if ok {
+			d.read(o, readForRefresh, now)
+		} else {
+			d.wait.refreshDone()
+			d.afterRead(d.readAll, now)
+		}
+	case settling:
+		d.begin(settling)
+		d.res = r
+		d.pending.resolved(true)
+		d.adds = addProcedure{left: d.watches.missing(&d.res, d.settle.all)}
+		d.settle.all = false
+		d.settle.round++
+		d.addNext(now)
+	default:
+		d.unexpected(resolving)
+	}
+	return d.end(now)
+}
+
+// Read takes the read the last ReadNow asked for.
+func (d *Decider) Read(r Read, now time.Time) Decision {
+	d.begin(reading)
+	d.judgeReadNow(r, now)
+	return d.end(now)
+}
+
+// Queue is the events the kernel queued by the time of a read, and those
+// that came while they were taken, each lot with facts gathered once it
+// was taken: the outcome of TakeQueue.
+type Queue struct {
+	Queued      []Event
+	QueuedFacts Facts
+	Late        []Event
+	LateFacts   Facts
+}
+
+// Queue takes the events TakeQueue asked for. None of them is to be
+// handed in again.
+func (d *Decider) Queue(q Queue, now time.Time) Decision {
+	d.begin(queueing)
+	v := d.laterWriter(&d.queuedRead, &q, now)
+	if v == readBelieved {
+		v = d.closedEmpty(&d.queuedRead, d.order.after, now)
+	}
+	d.readJudged(&d.queuedRead, v, now)
+	return d.end(now)
+}
+
+// Added takes what adding the watch the last AddWatch asked for came to.
+func (d *Decider) Added(res AddResult, now time.Time) Decision {
+	d.begin(adding)
+	p := d.adds.left[0]
+	d.adds.left = d.adds.left[1:]
+	stop, err := d.watches.added(&d.res, p, res)
+	switch {
+	case stop:
+		d.adds.err, d.adds.vanished = err, res.Kind == ErrVanished
+		d.adds.left = nil
+	case res.Err == nil:
+		d.adds.added++
+	}
+	d.addNext(now)
+	return d.end(now)
+}
+
+// OwnWatchAdded takes what adding the awaited file's own watch came to:
+// its id, or why it failed, and the path's lstat right after (nil if
+// nothing is there).
+func (d *Decider) OwnWatchAdded(res AddResult, after fs.FileInfo, now time.Time) Decision {
+	d.begin(addingOwn)
+	path, file := d.writer.path, d.writer.file
+	switch {
+	case res.Err != nil:
+		d.writer.ownWatchAdded(0)
+	case after != nil && after.Mode().IsRegular() && d.cfg.Stats.SameFile(after, file):
+		d.watches.ownAdded(path, res.ID, after)
+		d.writer.ownWatchAdded(res.ID)
+	default:
+		// The path no longer shows the file: it may have gone before the
+		// Add or right after it (the loop was held up between the two,
+		// and the file deleted and the path made a link to a new one that
+		// may have its inode number). The notifier's word on the watch
+		// tells.
+		d.watches.ownAdded(path, res.ID, nil)
+		d.askedWatch = res.ID
+		d.out.Next = Action{Kind: AskInode, Watch: res.ID}
+		d.phase = askingInode
+		return d.end(now)
+	}
+	d.ownWatchDone(now)
+	return d.end(now)
+}
+
+// InodeOf takes the notifier's word on the watch AskInode asked of: which
+// inode it is of, or that the kernel dropped it; ok is false if it cannot
+// tell. A watch dropped already was of an inode gone for good since the
+// Add, most likely the file's (another file would have had to take its
+// place and go again in between): it is taken, and its drop, on its way,
+// ends the wait.
+func (d *Decider) InodeOf(of WatchedInode, ok bool, now time.Time) Decision {
+	d.begin(askingInode)
+	id := 0
+	if ok {
+		dev, ino := d.cfg.Stats.ID(d.writer.file)
+		if of.Gone || of.Dev == dev && of.Ino == ino {
+			id = d.askedWatch // the file's, gone from the path since
+		}
+	}
+	d.writer.ownWatchAdded(id)
+	d.ownWatchDone(now)
+	return d.end(now)
+}
+
+// Checked takes what the last Check found: whether the path moved while
+// the read's watches were added, and if not, the subject's stat now.
+func (d *Decider) Checked(moved bool, st Signature, now time.Time) Decision {
+	d.begin(checking)
+	d.pending.watchesAdded(moved, st, d.last.readSig)
+	d.finishAfterRead(now)
+	return d.end(now)
+}
+
+// WatchedDirs lists the directories watched now, sorted: not the files
+// watched by themselves.
+func (d *Decider) WatchedDirs() []string { return d.watches.dirs(&d.res, d.keptWatch()) }
+
+// Status is what a Decider holds now, for tests and debugging.
+type Status struct {
+	Wait     string    // what the watch waits for before it reads: none, confirm, quiet, stat-changed, close, empty-open
+	Deadline time.Time // when that wait ends; zero if none
+	Took     []string  // what each event of the last input was taken for
+	Phase    string    // which input the decider awaits
+}
+
+// Status returns what the decider holds now.
+func (d *Decider) Status() Status {
+	s := Status{Wait: d.wait.state.String(), Deadline: d.wait.deadline, Phase: d.phase.String()}
+	for _, k := range d.took {
+		s.Took = append(s.Took, k.String())
+	}
+	return s
+}
+
+// begin starts taking an input in phase p: the input the decider awaits.
+func (d *Decider) begin(p phase) {
+	if d.phase != p {
+		d.unexpected(p)
+	}
+	d.out = Decision{}
+	d.took = d.took[:0]
+	d.phase = idle
+}
+
+// unexpected is an input handed in out of turn: the loop's bug.
+func (d *Decider) unexpected(want phase) {
+	panic("decide: input for " + want.String() + " while " + d.phase.String())
+}
+
+// end finishes the decision for an input.
+func (d *Decider) end(time.Time) Decision {
+	if d.watches.dirty {
+		d.watches.dirty = false
+		d.out.DirsChanged = true
+	}
+	d.out.WakeAt = d.wait.deadline
+	if r := d.retry.at; !r.IsZero() && (d.out.WakeAt.IsZero() || r.Before(d.out.WakeAt)) {
+		d.out.WakeAt = r
+	}
+	return d.out
+}
+
+// next decides what to do once nothing is under way: add the own watch a
+// wait asks for, or read again if something asked for it.
+func (d *Decider) next(now time.Time) {
+	if p := d.wantsOwnWatch(); p != "" {
+		d.askOwnWatch(p, false)
+		return
+	}
+	if why, t, ok := d.pending.next(); ok {
+		d.refresh(why, t, now)
+	}
+}
+
+// refresh resolves the path again, reads, and watches what the path now
+// depends on; see Resolved. A loop that polls only reads, unless a wait
+// holds reads back.
+func (d *Decider) refresh(why Reason, t readAfter, now time.Time) {
+	if !d.cfg.Events {
+		if o, ok := d.wait.mayRead(why, t, false); ok {
+			d.read(o, readForRefresh, now)
+		}
+		return
+	}
+	d.readAll = d.pending.takeRewatch()
+	d.refreshRoot = d.readAll || d.pending.touchedAll
+	d.refreshWhy, d.refreshFrom = why, t
+	d.out.Next = Action{Kind: Resolve, FromRoot: d.refreshRoot, Touched: d.pending.touched,
+		StatFile: t == afterPause && len(d.cfg.Paths) == 1}
+	d.phase = resolving
+}
+
+// read asks for a read for o.
+func (d *Decider) read(o readOrder, why readFor, _ time.Time) {
+	d.order, d.readFor = o, why
+	d.readVia = d.cfg.Events
+	d.out.Next = Action{Kind: ReadNow, Why: o.why, Via: d.readVia}
+	d.phase = reading
+}
+
+// judgeReadNow judges the read just made; a read believable if no later
+// writer began is judged again with the events the kernel queued by now
+// (see laterWriter).
+func (d *Decider) judgeReadNow(r Read, now time.Time) {
+	var via fs.FileInfo
+	if d.readVia {
+		via = d.res.File
+	}
+	v := d.judgeRead(&r, &d.order, via, now)
+	if v == readRetried {
+		d.retry.later(d.order, now)
+		d.out.Forward = ForwardFailure
+		d.judgedEvents()
+		d.afterJudgment(now)
+		return
+	}
+	d.retry.done()
+	if v == readAskQueue {
+		d.queuedRead = r
+		d.out.Next = Action{Kind: TakeQueue, AwaitTruncation: r.Err == nil && r.Size == 0}
+		d.phase = queueing
+		return
+	}
+	d.readJudged(&r, v, now)
+}
+
+// readJudged carries out what became of a read: one believed is handed
+// on.
+func (d *Decider) readJudged(r *Read, v outcome, now time.Time) {
+	if v == readBelieved {
+		d.believe(r)
+		d.out.Forward = ForwardRead
+	}
+	d.judgedEvents()
+	d.afterJudgment(now)
+}
+
+// judgedEvents carries out what events taken decided of the watches: the
+// loop forgets those the kernel dropped.
+func (d *Decider) judgedEvents() {
+	for _, p := range d.pending.takeDropped() {
+		d.watches.drop(p)
+		d.out.Forget = append(d.out.Forget, p)
+	}
+}
+
+// afterJudgment goes on once a read was judged: with the own watch a wait
+// it began asks for, then with what the read was for.
+func (d *Decider) afterJudgment(now time.Time) {
+	if p := d.wantsOwnWatch(); p != "" {
+		d.askOwnWatch(p, true)
+		return
+	}
+	d.readDone(now)
+}
+
+// readDone goes on from a read judged to what follows it: the watches it
+// planned.
+func (d *Decider) readDone(now time.Time) {
+	switch {
+	case !d.cfg.Events:
+		d.next(now) // a loop that polls watches nothing
+	case d.readFor == readForRefresh:
+		d.wait.refreshDone()
+		d.afterRead(d.readAll, now)
+	default:
+		d.afterRead(false, now)
+	}
+}
+
+// askOwnWatch asks the loop to watch the awaited file at path by itself;
+// inRead says a read's judgment goes on once it is added.
+func (d *Decider) askOwnWatch(path string, inRead bool) {
+	d.ownThen = inRead
+	d.out.Next = Action{Kind: AddOwnWatch, Path: path, File: d.writer.file}
+	d.phase = addingOwn
+}
+
+// ownWatchDone goes on once the awaited file's own watch is added, or not.
+func (d *Decider) ownWatchDone(now time.Time) {
+	if d.ownThen {
+		d.readDone(now)
+		return
+	}
+	d.next(now)
+}
+
+// wantsOwnWatch is the path of the file a wait is for, while the wait
+// asks the loop for the file's own watch; "" otherwise.
+func (d *Decider) wantsOwnWatch() string { return d.writer.wantsOwnWatch(d.wait.blocksReads()) }
+
+// keptWatch is the path of the own watch of the file a wait is for, which
+// the watch keeps whatever the path leads to; "" if none.
+func (d *Decider) keptWatch() string { return d.writer.keptWatch(d.wait.blocksReads()) }
+
+// afterRead adds what the plan watches and is not watched (all of it if
+// all), and removes what it no longer needs. Every read is followed by it:
+// the read's judgment takes the events queued by then, and a watch the
+// kernel dropped among them (the file's own, after a rename over it, the
+// only one where its directory cannot be listed) is added again here, on
+// whatever the path shows now. A change between the read and the Add
+// shows in the stat, or in a directory gone by its Add, and is read again
+// as where no watch saw writers.
+func (d *Decider) afterRead(all bool, now time.Time) {
+	missing := d.watches.missing(&d.res, all)
+	if len(missing) == 0 {
+		d.finishAfterRead(now)
+		return
+	}
+	d.adds = addProcedure{left: missing, forRead: true, readAll: all}
+	d.addNext(now)
+}
+
+// addNext asks for the next watch to add, or goes on once all are added,
+// or the adding stopped.
+func (d *Decider) addNext(now time.Time) {
+	if len(d.adds.left) > 0 {
+		d.out.Next = Action{Kind: AddWatch, Path: d.adds.left[0]}
+		d.phase = adding
+		return
+	}
+	if d.adds.forRead {
+		d.afterAdds(now)
+		return
+	}
+	d.settleRound(now)
+}
+
+// afterAdds goes on once a read's watches are added. A directory that
+// vanished under them, or the file's directory refusing a watch (which
+// plans the one above), has the path watched until it holds still. What
+// the read was made through that went before its watch came leaves the
+// read perhaps not what is there now, and no event may say so (the new
+// watches came after the removal): it is looked at again, as at a chain
+// that moved. Watches added have the path checked for having moved
+// meanwhile.
+func (d *Decider) afterAdds(now time.Time) {
+	a := d.adds
+	switch {
+	case a.vanished || a.err == nil && d.watches.refused[d.res.Home] != nil:
+		d.settle.gone, d.settle.added = a.vanished, a.added
+		d.startSettle(false, settleThenAfterAdd, now)
+	case a.err != nil:
+		d.fail(a.err)
+	default:
+		d.addsDone(false, a.added, now)
+	}
+}
+
+// addsDone ends a read's adds: gone says a path vanished as they were
+// made, added how many were.
+func (d *Decider) addsDone(gone bool, added int, now time.Time) {
+	switch {
+	case gone:
+		d.pending.watchesAdded(true, 0, 0)
+	case added > 0:
+		d.out.Next = Action{Kind: Check}
+		d.phase = checking
+		return
+	}
+	d.finishAfterRead(now)
+}
+
+// finishAfterRead removes the watches the path no longer needs, and goes
+// on with what is due.
+func (d *Decider) finishAfterRead(now time.Time) {
+	d.out.Remove = append(d.out.Remove, d.watches.prune(&d.res, d.keptWatch())...)
+	d.out.Prune = true
+	d.next(now)
+}
+
+// startSettle watches the path until it holds still (all: every watch is
+// added again in the first round), then goes on with then. A loop that
+// polls watches nothing.
+func (d *Decider) startSettle(all bool, then settleThen, now time.Time) {
+	d.settle.all, d.settle.round, d.settle.then = all, 0, then
+	if !d.cfg.Events {
+		d.settled(now)
+		return
+	}
+	d.out.Next = Action{Kind: Resolve, FromRoot: true}
+	d.phase = settling
+}
+
+// settleRound ends a round of adds: the path holds still if nothing was
+// added; it is resolved again if something was, or a path vanished as it
+// was, up to maxWatchRounds times.
+func (d *Decider) settleRound(now time.Time) {
+	a := d.adds
+	switch {
+	case a.err == nil && a.added == 0:
+	case a.err != nil && !a.vanished:
+		d.fail(a.err)
+		return
+	case d.settle.round < maxWatchRounds:
+		d.out.Next = Action{Kind: Resolve, FromRoot: true}
+		d.phase = settling
+		return
+	}
+	d.out.Remove = append(d.out.Remove, d.watches.prune(&d.res, d.keptWatch())...)
+	d.out.Prune = true
+	if a.err != nil {
+		d.fail(a.err)
+		return
+	}
+	if err := d.watches.blind(&d.res); err != nil {
+		d.fail(err)
+		return
+	}
+	d.settled(now)
+}
+
+// settled goes on once the path holds still.
+func (d *Decider) settled(now time.Time) {
+	switch d.settle.then {
+	case settleThenLook:
+		d.lookRead(now)
+	case settleThenAfterAdd:
+		d.addsDone(d.settle.gone, d.settle.added, now)
+	}
+}
+
+// lookRead does what a look decided, once the path holds still: read, or
+// wait for a writer a changed stat suggests.
+func (d *Decider) lookRead(now time.Time) {
+	switch d.lookKind {
+	case lookStatChanged:
+		d.statChanged(d.lookWhy, now)
+		d.next(now)
+	case lookRead:
+		d.read(readOrder{why: d.lookWhy, after: afterEvent}, readForLook, now)
+	default:
+		d.read(readOrder{why: d.lookWhy, after: afterWait}, readForLook, now)
+	}
+}
+
+// fail ends the loop on err.
+func (d *Decider) fail(err error) {
+	d.out.Next = Action{Kind: Fail, Err: err}
+	d.phase = idle
+}
+
+// later schedules the read o again, after the next step of the backoff.
+func (r *readRetry) later(o readOrder, now time.Time) {
+	r.order, r.at = o, now.Add(r.bo.Next(0))
+}
+
+// done says that a read was made that needs no retry: the backoff starts
+// again from its first step.
+func (r *readRetry) done() {
+	r.at = time.Time{}
+	r.bo.Reset()
+}
+
+// fired returns the read to make again, now that it is due.
+func (r *readRetry) fired() readOrder {
+	r.at = time.Time{}
+	return r.order
+}

@@ -1,0 +1,66 @@
+package decide
+
+import (
+	"io/fs"
+	"time"
+)
+
+// Reason is why the file was read: what made the watch look at it.
+type Reason uint8
+
+const (
+	ReasonStart   Reason = iota // the watch began
+	ReasonRestart               // the watch was re-armed after a failure
+	ReasonEvent                 // a filesystem event on the path's chain
+	ReasonWrite                 // in-place writes ended
+	ReasonRecheck               // the periodic re-check, or a poll, saw a change
+	ReasonRequest               // the application asked to look now
+)
+
+var reasonNames = [...]string{"start", "restart", "event", "write", "recheck", "request"}
+
+func (r Reason) String() string { return reasonNames[r] }
+
+// Read is what one read of the subject found, as the loop tells it: the
+// facts a decision on it needs, not its content.
+type Read struct {
+	Why     Reason
+	Err     error       // why it failed; nil if it read
+	Missing bool        // it failed for want of the file: something on the path is not there
+	Process bool        // it failed for a reason of the process, not of the file (too many open files, no memory)
+	Empty   bool        // it read fine and found nothing: an empty file, a set with no files
+	Size    int64       // how many bytes it read
+	Torn    bool        // the file was cut short as it was read: a writer's truncation
+	Info    fs.FileInfo // the file's own stat, as read (fstat); nil for a set, or if it failed
+	Sig     Signature   // the stat it was read at, for the cheap re-check; zero if it failed
+	ModTime time.Time   // when the file was last written; a set's newest file's
+	// Volume says it was read from a kubelet volume's payload, through its
+	// ..data link; Swapped is when that link was made (zero if not known).
+	// Kubelet writes a payload whole, then swaps it in: a write after that
+	// is someone editing it in place.
+	Volume  bool
+	Swapped time.Time
+}
+
+// doubtful reports whether the read is more likely the middle of an update
+// than its end: a missing or empty file, an empty set.
+func (r *Read) doubtful() bool { return r.Missing || r.Err == nil && r.Empty }
+
+// writtenWithin reports whether the file read was written so lately, at
+// now, that a writer may still be at it: within the last d and, in a
+// kubelet volume, after its payload was swapped in. A file found complete,
+// its writer long gone, as a symlink retargeted to a release deployed
+// before, is read at once; so is one edited in place long ago, which a
+// wait would find no older each time it ends.
+func (r *Read) writtenWithin(d time.Duration, now time.Time) bool {
+	if age := now.Sub(r.ModTime); age >= d || age <= -d {
+		return false
+	}
+	if r.Volume {
+		return !r.Swapped.IsZero() && r.ModTime.After(r.Swapped)
+	}
+	return true
+}
+
+// Signature sums up stats: alike stats, alike signatures; zero is no stat.
+type Signature uint64

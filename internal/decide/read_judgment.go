@@ -1,0 +1,312 @@
+package decide
+
+import (
+	"io/fs"
+	"time"
+)
+
+// readOrder is a read the decider asks for: why, and what it comes after.
+// fresh says it is made where no watch told of writers until now.
+type readOrder struct {
+	why   Reason
+	after readAfter
+	fresh bool
+}
+
+// lastRead is what the watch's last reads found: what events' stats are
+// compared with.
+type lastRead struct {
+	sig     Signature   // the stat of the last read believed; zero if it failed
+	readSig Signature   // the stat of the last read made, believed or not; zero if it failed
+	info    fs.FileInfo // the file of the last read believed; nil for a set, or if it failed
+	judging Signature   // while the events queued at a read are judged, that read's stat; zero otherwise
+}
+
+// outcome is what becomes of a read.
+type outcome uint8
+
+const (
+	readHeld     outcome = iota // not believed: a wait (or a confirmation) it began reads again
+	readBelieved                // handed on: what the file is
+	readRetried                 // failed for a reason of the process: told of, and made again
+	readAskQueue                // believed if no later writer began: see laterWriter
+)
+
+var outcomeNames = [...]string{"held", "believed", "retry", "ask the queue"}
+
+func (o outcome) String() string { return outcomeNames[o] }
+
+// refreshing takes a new resolution of the path, made for a read of why
+// and t, and says whether to read, and how. unheard says that a file the
+// resolution led to was not wanted before it (events on it went to no one
+// until then); file is what the path leads to now, for a read after a
+// writer's pause (nil otherwise).
+func (d *Decider) refreshing(why Reason, t readAfter, unheard bool, file fs.FileInfo) (readOrder, bool) {
+	if d.wait.blocksReads() && d.writer.elsewhere(&d.res, d.cfg.Stats) {
+		// A wait for the writers of a file the path no longer leads to (a
+		// rename brought another, the file went): their close may never
+		// be told here. What is read now is judged afresh.
+		d.wait.moved()
+	}
+	// Whatever an event or a wait said, it said nothing of writers in a
+	// directory no watch covered: a close may even have been the last
+	// file's, in a directory deleted since. A file the resolution did not
+	// reach, but the read does, appeared since; one the last refresh
+	// found only once its watches were added, was written unwatched; one
+	// the resolution wants only now was written unheard.
+	fresh := d.pending.fresh || !d.watches.watched[d.res.Home] || len(d.res.Files) == 0 || unheard
+	d.pending.fresh = false
+	switch {
+	case t.endsWriterWait() && d.writer.elsewhere(&d.res, d.cfg.Stats):
+		// The wait that ended was for the writer of a file the path no
+		// longer leads to: what it says of that writer says nothing of
+		// this file, which came where no event told of it (renamed in
+		// before the watch that would have seen it was added). It is
+		// judged as any file found where no watch heard its writer.
+		t, fresh = afterEvent, true
+	case t == afterPause && d.writer.changedUnheard(file):
+		// The wait ended taking its writer to hold the file open, but
+		// the file changed with no write heard from it: no heard writer
+		// is at work on what is there (its events were lost, or it is
+		// another file that took the freed inode's number). It is read as
+		// a quiet window's end: an empty file is confirmed, not held for a
+		// close, and the wait's cap still holds.
+		t = afterQuiet
+	}
+	return d.wait.mayRead(why, t, fresh)
+}
+
+// judgeRead judges a read r made for o at now. via is the file the
+// resolution made just before it found (nil if not known). It says what
+// becomes of the read; readAskQueue leaves that to laterWriter, once the
+// events the kernel queued by now are taken.
+//
+// A missing or empty file that an event's read found is confirmed rather
+// than believed: either is far more often the middle of an update (a
+// remove-then-create swap, a file created before it is written) than its
+// end. It is handed on only if it lasts a quiet window, and any event in
+// between reads again at once. A file that a writer holding it open has
+// left empty is not believed before its close. What a writer's close
+// reads is handed on only if no later writer had begun by then. A read
+// that failed for a reason of the process, not of the file, is told of and
+// retried.
+//
+// A fresh read was made where no watch told of writers until now (see
+// refreshing): a file it finds written lately is given a window, as one
+// that an event read is where no close will be reported. A read found
+// elsewhere than the resolution's file is made fresh in o, for a retry.
+func (d *Decider) judgeRead(r *Read, o *readOrder, via fs.FileInfo, now time.Time) outcome {
+	if via != nil && r.Err == nil && !d.cfg.Stats.SameFile(r.Info, via) {
+		// The path led to another file by the time it was read than the
+		// resolution just made found (a link put in its place): one no
+		// watch may have covered while it was written.
+		o.fresh = true
+	}
+	t, fresh := o.after, o.fresh
+	d.last.readSig = r.Sig
+	if r.Process {
+		return readRetried
+	}
+	waits := d.wait.window > 0
+	doubted := r.doubtful() && waits
+	lately := func(w time.Duration) bool { return waits && r.Err == nil && r.writtenWithin(w, now) }
+	closes := d.cfg.Caps.Closes
+	switch {
+	case t == afterPause && doubted && r.Err == nil:
+		d.beginWriter(r.Info, d.fileOf(r))
+		d.wait.emptyWhileOpen(r.Why, now)
+		return readHeld
+	case (t == afterEvent || t == afterPause || (t == afterQuiet || t == afterCap) && r.Err == nil) && doubted:
+		// A cap's read, too: the file it finds empty is most likely a
+		// writer's truncation, caught because writes went on for so long.
+		d.wait.confirm(r.Why, now)
+		return readHeld
+	case r.Err == nil && r.Torn && waits:
+		// A writer truncated the file as it was read: wait for it, as for
+		// one no event told of (its event may not have come yet). Even at
+		// a cap: what was read is a part, and the writer is at it now.
+		d.awaitUnseenWriter(r.Why, r.Info, d.fileOf(r), now)
+		return readHeld
+	case t == afterCap:
+	case (t == afterWait || t == afterQuiet) && lately(d.wait.window), t == afterPause && lately(d.wait.writerPause(closes)):
+		// The wait was quiet only because the writes' events had not come
+		// yet: the file says it was written within it. A file found empty
+		// so is given a quiet window, not a wait for its writer's close:
+		// nothing says one holds it open (a rename may have brought it, or
+		// a read before took its writer's close), and a close that never
+		// comes would hold it back for MaxWriterWait.
+		d.beginWriter(r.Info, d.fileOf(r))
+		d.wait.resume(closes && !doubted, now)
+		return readHeld
+	case (fresh || t == afterEvent && !closes && r.Why != ReasonStart) && lately(d.wait.writerPause(closes)):
+		// A writer no event told of, or whose close no event will tell
+		// of, may still be at it: it is given the pause a writer that
+		// keeps the file open gets. (The read that starts a watch is its
+		// baseline, whatever it finds.) An empty file is confirmed
+		// instead: its writer, if one holds it open, is heard from now on
+		// (its writes, its close), and nothing says one does.
+		if doubted {
+			d.wait.confirm(r.Why, now)
+			return readHeld
+		}
+		d.awaitUnseenWriter(r.Why, r.Info, d.fileOf(r), now)
+		return readHeld
+	case waits && d.cfg.Events:
+		return readAskQueue
+	}
+	return readBelieved
+}
+
+// fileOf is where the file r read is, if the path's resolution is the one
+// the read went by and led to it: the file's real path. "" if not known.
+func (d *Decider) fileOf(r *Read) string {
+	if len(d.res.Files) != 1 || d.res.File == nil || r.Info == nil || !d.cfg.Stats.SameFile(r.Info, d.res.File) {
+		return ""
+	}
+	return d.res.Files[0]
+}
+
+// closedEmpty says what becomes of a read that laterWriter found no later
+// writer for: a writer's close (t) that leaves the file empty, no later
+// writer known yet, was most often emptying the file to write it again
+// (truncate, then append), and the next writer has yet to begin. It is
+// confirmed only once no writer has appeared for a while
+// (readWait.emptyClosed).
+func (d *Decider) closedEmpty(r *Read, t readAfter, now time.Time) outcome {
+	if t == afterClose && r.Err == nil && d.wait.window > 0 && r.doubtful() {
+		d.wait.emptyClosed(r.Why, now)
+		return readHeld
+	}
+	return readBelieved
+}
+
+// believe takes a read the decider believes: it ends a confirmation, and
+// is what later reads and stats are compared with.
+func (d *Decider) believe(r *Read) {
+	d.wait.believed()
+	d.heldBack = time.Time{} // a read believed ends the holding back, however it was made (a cap's)
+	d.last.sig, d.last.info = r.Sig, r.Info
+}
+
+// awaitUnseenWriter waits for a writer that may be at work where no event
+// told of it: where closes are reported, as for a writer that keeps the
+// file open (its close, or its pause, reads); elsewhere, a quiet window,
+// which an event showing a swap ends. info is the file it may be at work
+// on.
+func (d *Decider) awaitUnseenWriter(why Reason, info fs.FileInfo, path string, now time.Time) {
+	d.beginWriter(info, path)
+	if d.cfg.Caps.Closes {
+		d.wait.unheardWriter(why, now)
+		return
+	}
+	d.wait.statChanged(why, now)
+}
+
+// laterWriter judges a read that judgeRead found believable if no later
+// writer had begun by the time it was made. What an event or a writer's
+// close said was whole may not be by the time it is read: the next writer
+// may have truncated the file (two os.WriteFile calls in a row, a
+// rename-over and then an edit in place), and the read may have found its
+// work half done. The loop takes every event the kernel queued by then
+// (q.Queued, judged with the facts q.QueuedFacts) and those that came
+// while it took them (q.Late, with q.LateFacts), and hands them here: the
+// read is believed unless they tell of such a writer, and is then left to
+// that writer's close, or its quiet.
+//
+// Writers that never let up would leave every read to the next: once they
+// have held reads back for MaxWaitFactor windows, what is read stands.
+func (d *Decider) laterWriter(r *Read, q *Queue, now time.Time) outcome {
+	writes, gone, moved, removed := d.writer.writes, d.watchesGone, d.chainTouched, d.filesGone
+	lost := false
+	d.last.judging = r.Sig
+	for _, batch := range [...]struct {
+		evs []Event
+		f   *Facts
+	}{{q.Queued, &q.QueuedFacts}, {q.Late, &q.LateFacts}} {
+		for _, ev := range batch.evs {
+			d.took = append(d.took, d.takeEvent(ev, batch.f, now))
+			lost = lost || ev.Has(OpRescan) // a write may have been lost with it
+		}
+	}
+	d.last.judging = 0
+	// A watch that went since may have been the one to tell of a writer
+	// where the read was made (a directory deleted and made again, and
+	// written in at once): the read is made again, from what is watched.
+	lost = lost || d.watchesGone != gone
+	// A name on the way that changed since the resolution the read went
+	// by: the read may have found a file elsewhere than where the watches
+	// are. It is made again, by a new resolution.
+	lost = lost || d.chainTouched != moved
+	if d.watchesGone != gone || d.chainTouched != moved {
+		// Made again as where no watch heard the writers: the watches in
+		// place by then may have come after them. Made again whatever the
+		// events said of themselves: a touch of a directory on the way
+		// asks for nothing, yet the read it makes doubtful is not believed.
+		d.pending.look, d.pending.fresh = true, true
+	}
+	// The file read was removed since (not the one a rename put it in
+	// place of, whose removal comes after it): the confirmation its removal
+	// began is not for this read to end, and its end reads again.
+	lost = lost || d.filesGone != removed && d.goneSince(r, &q.LateFacts)
+	if d.writer.writes == writes && !lost {
+		d.heldBack = time.Time{}
+		return readBelieved
+	}
+	if d.heldBack.IsZero() {
+		d.heldBack = now
+	}
+	if now.Sub(d.heldBack) >= MaxWaitFactor*d.wait.window {
+		return readBelieved
+	}
+	return readHeld
+}
+
+// goneSince reports whether the path no longer shows the file r read, by
+// the facts f. A set's read is taken to be there.
+func (d *Decider) goneSince(r *Read, f *Facts) bool {
+	if r.Info == nil || len(d.cfg.Paths) != 1 {
+		return false
+	}
+	cur := f.file()
+	return cur == nil || !d.cfg.Stats.SameFile(cur, r.Info)
+}
+
+// lookKind is what a look (the re-check, Recheck) is to do.
+type lookKind uint8
+
+const (
+	lookNothing     lookKind = iota // the stat is as the last read left it
+	lookRead                        // read now, and believe a missing or empty file only once confirmed
+	lookStatChanged                 // the stat changed with no event: give a writer a window first
+	lookReadNow                     // read now, and believe what is read
+)
+
+// look decides what a look does, given the subject's stat st and the
+// quiet window: the periodic re-check, the safety net, and Recheck's look
+// now (force). The re-check costs a stat when nothing changed; otherwise,
+// and always when forced, every watch is added again (in case one was lost
+// without an event) and the file read: at once if the stat is as the last
+// read left it (a forced look may know what the stat cannot show, such as
+// a filesystem caching it), once writes have had a quiet window to finish
+// if not.
+func (l *lastRead) look(force bool, st Signature, window time.Duration) lookKind {
+	unchanged := st != 0 && st == l.sig
+	switch {
+	case unchanged && !force:
+		return lookNothing
+	case unchanged:
+		return lookRead
+	case window > 0 && st != 0:
+		return lookStatChanged
+	}
+	return lookReadNow
+}
+
+// statChanged begins the wait a look decided on: without events, nothing
+// says whether a writer is done, so it is given a window.
+func (d *Decider) statChanged(why Reason, now time.Time) {
+	if !d.wait.blocksReads() {
+		d.writer.begin(nil, "", false, 0) // no event names the file written
+	}
+	d.wait.statChanged(why, now)
+}

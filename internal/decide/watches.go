@@ -1,0 +1,214 @@
+package decide
+
+import (
+	"io/fs"
+	"slices"
+)
+
+// ErrKind is what an error of the notifier says, as the loop classifies
+// it: what the decider makes of a watch that could not be added.
+type ErrKind uint8
+
+const (
+	ErrOther    ErrKind = iota // anything else: the loop ends, and is re-armed
+	ErrVanished                // the path vanished under it: the path is resolved again
+	ErrRefused                 // permission was refused: done without, while another watch stands in
+	ErrLimited                 // a kernel limit (no watches left): done without, where it is not needed
+)
+
+// AddResult is what adding one watch came to: its id, or why it failed.
+type AddResult struct {
+	ID   int
+	Err  error
+	Kind ErrKind // what Err says; ignored when Err is nil
+}
+
+// WatchError is a watch the loop could not add, or does without where
+// nothing stands in for it: the error a loop ends on.
+type WatchError struct {
+	Path string
+	Err  error
+}
+
+func (e *WatchError) Error() string { return "add watch on " + e.Path + ": " + e.Err.Error() }
+func (e *WatchError) Unwrap() error { return e.Err }
+
+// watchSet is what the loop's notifier watches, as the decider has had it
+// added: the one owner of that account. A resolution of the path says what
+// it should be (plan); what is missing is added after each read, and what
+// the path no longer needs removed.
+type watchSet struct {
+	caps    Caps
+	stats   Stats
+	watched map[string]bool        // paths watched: directories, and files by themselves
+	ids     map[string]int         // the id of each watched path's watch
+	fileOf  map[string]fs.FileInfo // the file each watch of a file by itself was added for, where known
+	refused map[string]error       // paths a watch was refused on, and why; tried again at each look
+	dirty   bool                   // watched changed since the loop was last told
+}
+
+func newWatchSet(c Caps, st Stats) watchSet {
+	return watchSet{caps: c, stats: st, watched: make(map[string]bool), ids: make(map[string]int),
+		fileOf: make(map[string]fs.FileInfo), refused: make(map[string]error)}
+}
+
+// plan lists what to watch for the resolution r: the directories it
+// depends on, and where the notifier can afford them, every other
+// directory the resolution went through (a plain ancestor renamed or
+// exchanged moves the path) and the files themselves (a write through
+// another of a file's names, a hard link or the source of a bind mount, is
+// reported only there).
+func (w *watchSet) plan(r *Resolution) []string {
+	paths := slices.Clone(r.Dirs)
+	if w.refused[r.Home] != nil && r.HomeParent != "" && !slices.Contains(paths, r.HomeParent) {
+		// The file's directory cannot be watched: the one above reports
+		// it made enterable, replaced or removed.
+		paths = append(paths, r.HomeParent)
+	}
+	if w.caps.Ancestors {
+		for _, d := range r.Searched {
+			if !slices.Contains(paths, d) {
+				paths = append(paths, d)
+			}
+		}
+	}
+	if w.caps.Files {
+		for _, f := range r.Files {
+			if !slices.Contains(paths, f) {
+				paths = append(paths, f)
+			}
+		}
+	}
+	return paths
+}
+
+// missing lists what the plan for r watches that is not watched yet (all
+// of it if all).
+func (w *watchSet) missing(r *Resolution, all bool) []string {
+	var paths []string
+	for _, p := range w.plan(r) {
+		if all || !w.watched[p] {
+			paths = append(paths, p)
+		}
+	}
+	return paths
+}
+
+// added takes what adding a watch on p, for the resolution r, came to, and
+// says whether the adding stops there, and on what error. A watch refused
+// for want of permission (a directory the process may traverse but not
+// list, mode 0711, or not enter, 0700) is done without, as long as another
+// stands in for it (see blind). So is a watch beyond r's dirs that the
+// kernel has no room for. Any other failure stops the adding: it ends the
+// loop, unless the path vanished, which is resolved again.
+func (w *watchSet) added(r *Resolution, p string, res AddResult) (stop bool, err error) {
+	switch {
+	case res.Err == nil:
+		w.watched[p], w.ids[p] = true, res.ID
+		w.noteFile(r, p)
+		delete(w.refused, p)
+		w.dirty = true
+		return false, nil
+	case res.Kind == ErrRefused, res.Kind == ErrLimited && !slices.Contains(r.Dirs, p):
+		w.refused[p] = res.Err
+		return false, nil
+	}
+	return true, &WatchError{Path: p, Err: res.Err}
+}
+
+// noteFile notes which file the watch of p, just added for the resolution
+// r, is of, if p is r's one file.
+func (w *watchSet) noteFile(r *Resolution, p string) {
+	if len(r.Files) == 1 && r.Files[0] == p && r.File != nil {
+		w.fileOf[p] = r.File
+		return
+	}
+	delete(w.fileOf, p)
+}
+
+// own is the id of the watch of the file at path by itself, if there is
+// one and it was added for the file info describes; zero otherwise.
+func (w *watchSet) own(path string, info fs.FileInfo) int {
+	if of := w.fileOf[path]; of != nil && w.stats.SameFile(of, info) {
+		return w.ids[path]
+	}
+	return 0
+}
+
+// ownAdded takes the watch of the awaited file at path by itself, added
+// with id; file, if not nil, is the file the path showed right after.
+func (w *watchSet) ownAdded(path string, id int, file fs.FileInfo) {
+	w.watched[path], w.ids[path] = true, id
+	if file != nil {
+		w.fileOf[path] = file
+		return
+	}
+	delete(w.fileOf, path)
+}
+
+// blind returns why no event would tell of a change to what r resolved
+// to, if none would: the file's directory refused a watch (the process may
+// traverse it but not list it, or may not enter it at all), and neither
+// the file's own watch stands in for it, nor, while the file cannot be
+// reached, the watch of the directory above, which reports the directory
+// made enterable. The loop then ends, to poll.
+func (w *watchSet) blind(r *Resolution) error {
+	why := w.refused[r.Home]
+	switch {
+	case why == nil:
+		return nil
+	case slices.ContainsFunc(r.Files, func(f string) bool { return w.watched[f] }):
+		return nil
+	case len(r.Files) == 0 && r.HomeParent != "" && w.watched[r.HomeParent]:
+		return nil
+	}
+	return &WatchError{Path: r.Home, Err: why}
+}
+
+// drop forgets the watch of a path the kernel dropped: a removed directory
+// or file, or a moved one, which no longer watches the path.
+func (w *watchSet) drop(path string) {
+	delete(w.watched, path)
+	delete(w.ids, path)
+	delete(w.fileOf, path)
+	w.dirty = true
+}
+
+// prune forgets the watches that r no longer needs, but for kept, the own
+// watch of a file a wait is for, and returns them, for the loop to
+// remove.
+func (w *watchSet) prune(r *Resolution, kept string) []string {
+	plan := w.plan(r)
+	var removed []string
+	for p := range w.watched {
+		if p != kept && !slices.Contains(plan, p) {
+			removed = append(removed, p)
+		}
+	}
+	slices.Sort(removed) // the same order every time: map order is not
+	for _, p := range removed {
+		delete(w.watched, p)
+		delete(w.ids, p)
+		delete(w.fileOf, p)
+		w.dirty = true
+	}
+	for p := range w.refused {
+		if !slices.Contains(plan, p) {
+			delete(w.refused, p)
+		}
+	}
+	return removed
+}
+
+// dirs lists the directories watched for r, sorted: not r's files, nor
+// kept, the file a wait's own watch watches.
+func (w *watchSet) dirs(r *Resolution, kept string) []string {
+	var dirs []string
+	for p := range w.watched {
+		if p != kept && !r.isFile(p) {
+			dirs = append(dirs, p)
+		}
+	}
+	slices.Sort(dirs)
+	return dirs
+}
