@@ -17,7 +17,9 @@ SOAK        ?= 10m
 
 # Beside the library's module, each with its go.mod: live, keepwatchprom,
 # cmd/demo, tests/koanf, tests/bench, tests/fuse, tests/docs, tests/fleet,
-# tests/k8smount, tests/certwatcher.
+# tests/k8smount, tests/certwatcher, tests/prom, tests/release; go.work
+# ties them (docs/releasing.md). live and keepwatchprom are published
+# beside the library's.
 # The library's requires no koanf module, so that projects on koanf v1 and
 # v2 can both take it; what needs koanf (package live, the demo, the tests
 # and benchmarks against koanf's stock provider) or heavier dependencies is
@@ -30,6 +32,7 @@ help: ## list the targets
 test: ## vet, then run every test with the race detector (every module's, and the koanf v1 and v2 projects')
 	$(ROOTGO) vet ./...
 	@$(MAKE) --no-print-directory -j3 --output-sync=target test-library test-live test-koanf test-majors test-fuse test-docs test-prom test-k8smount
+	@command -v promtool >/dev/null || { echo; echo "*** make test passed WITHOUT the alerting rules' tests: promtool not found (apt-get install prometheus) ***"; }
 
 # They run three at a time: the library's tests mostly wait (on the kernel,
 # on child processes), and the other modules' builds fill the time. The
@@ -57,11 +60,16 @@ test-fuse:
 test-docs:
 	cd tests/docs && $(GO) vet . && $(GO) test -count=1 . && $(GO) run .
 
-# The collector, and its alerting rules through promtool (skipped without
-# it, outside CI: apt-get install prometheus); the fleet check is built.
+# The collector (its tests with live configs are in tests/prom, so that
+# keepwatchprom's go.mod requires no koanf), and its alerting rules through
+# promtool: skipped without it, outside CI, and said so (apt-get install
+# prometheus); the fleet check is built.
 test-prom:
+	@command -v promtool >/dev/null || echo "*** SKIPPED: keepwatchprom's alerting rules' tests (TestAlertRules): promtool not found; apt-get install prometheus ***"
 	cd keepwatchprom && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	cd tests/prom && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 	cd tests/fleet && $(GO) vet ./...
+	@command -v promtool >/dev/null || echo "*** SKIPPED: keepwatchprom's alerting rules' tests (TestAlertRules): promtool not found; apt-get install prometheus ***"
 
 fleet: ## three replicas, a real Prometheus (Debian's) and keepwatch's alerts: replicas disagree, then converge (about a minute)
 	cd tests/fleet && $(GO) run .
@@ -150,7 +158,7 @@ profile: ## CPU profile and runtime trace of keepwatch alone in one latency scen
 # Every platform koanf users develop on: the module, the commands and every
 # test file must compile (and vet clean) on each, in the library's module
 # and in those beside it that build on every platform.
-LINTED      := . live keepwatchprom cmd/demo tests/koanf tests/bench tests/k8smount
+LINTED      := . live keepwatchprom cmd/demo tests/koanf tests/bench tests/k8smount tests/prom
 PLATFORMS   := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64 freebsd/amd64 freebsd/arm64
 
 lint: $(STATICCHECK) ## go vet on every platform, gofmt and staticcheck
