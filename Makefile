@@ -51,7 +51,7 @@ test-koanf:
 	cd cmd/demo && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 	cd tests/bench && $(GO) vet ./... && $(GO) test -count=1 ./...
 
-test-majors: ## the one-line swap on a koanf v1 (go 1.16) and a koanf v2 project: go mod tidy, then their tests
+test-majors: ## the one-line swap on a koanf v1 (go 1.16, with keepwatchprom) and a koanf v2 project: go mod tidy, then their tests
 	GO=$(GO) ./tests/swap.sh tests/koanfv1 tests/koanfv2
 
 test-fuse:
