@@ -13,7 +13,7 @@ ROOTGO      := GOWORK=off $(GO)
 
 SOAK        ?= 10m
 
-.PHONY: help test test-library test-live test-koanf test-majors test-fuse test-docs test-prom test-k8smount test-fsnotify test-wine demo bench bench-tls profile lint soak fuzz fleet
+.PHONY: help test release-check tidy test-library test-live test-koanf test-majors test-fuse test-docs test-prom test-k8smount test-fsnotify test-wine demo bench bench-tls profile lint soak fuzz fleet
 
 # Beside the library's module, each with its go.mod: live, keepwatchprom,
 # cmd/demo, tests/koanf, tests/bench, tests/fuse, tests/docs, tests/fleet,
@@ -70,6 +70,12 @@ test-prom:
 	cd tests/prom && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 	cd tests/fleet && $(GO) vet ./...
 	@command -v promtool >/dev/null || echo "*** SKIPPED: keepwatchprom's alerting rules' tests (TestAlertRules): promtool not found; apt-get install prometheus ***"
+
+release-check: ## the published modules as a user gets them: a local module proxy of their next versions, a consumer with no replace building the docs' programs, and the API report (docs/releasing.md)
+	cd tests/release && $(GO) run .
+
+tidy: ## go mod tidy in every module (each given a replace of the others for the time of it: go.work is not enough for go mod tidy)
+	GO=$(GO) ./tests/tidy.sh
 
 fleet: ## three replicas, a real Prometheus (Debian's) and keepwatch's alerts: replicas disagree, then converge (about a minute)
 	cd tests/fleet && $(GO) run .
@@ -170,7 +176,7 @@ lint: $(STATICCHECK) ## go vet on every platform, gofmt and staticcheck
 		echo ok; \
 	done
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
-	@for m in $(LINTED) tests/fleet; do echo "staticcheck $$m"; (cd $$m && GOWORK=$$([ $$m = . ] && echo off) $(STATICCHECK) ./...) || exit 1; done
+	@for m in $(LINTED) tests/fleet tests/release; do echo "staticcheck $$m"; (cd $$m && GOWORK=$$([ $$m = . ] && echo off) $(STATICCHECK) ./...) || exit 1; done
 
 $(STATICCHECK):
 	GOBIN=$(BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
