@@ -20,12 +20,14 @@ for p in "$@"; do
 	cd "$dir"
 	before=$(sed -n 's/^go //p' go.mod)
 	"$go" mod edit -replace=github.com/keepwatch/file="$root" -replace=github.com/keepwatch/file/keepwatchprom="$root/keepwatchprom"
-	if grep -q '"github.com/keepwatch/file/keepwatchprom"' ./*.go; then
-		# As go get github.com/keepwatch/file/keepwatchprom@vX.Y.Z would:
-		# the version go.work says is the next.
-		v=$(sed -n 's|^[[:space:]]*github.com/keepwatch/file/keepwatchprom \(v[^ ]*\) =>.*|\1|p' "$root/go.work")
-		"$go" mod edit -require=github.com/keepwatch/file/keepwatchprom@"$v"
-	fi
+	# The versions a go get of each would take: the next ones, as go.work
+	# says (docs/releasing.md).
+	for m in github.com/keepwatch/file github.com/keepwatch/file/keepwatchprom; do
+		if grep -q "\"$m\"" ./*.go; then
+			v=$(sed -n "s|^[[:space:]]*$m \(v[^ ]*\) =>.*|\1|p" "$root/go.work")
+			"$go" mod edit -require="$m@$v"
+		fi
+	done
 	if ! out=$("$go" mod tidy 2>&1); then
 		echo "$p: go mod tidy failed:" >&2
 		echo "$out" >&2
