@@ -6,14 +6,20 @@ GO          ?= go
 STATICCHECK_VERSION := v0.8.2
 BIN         := $(CURDIR)/bin
 STATICCHECK := $(BIN)/staticcheck
+# The root module's commands run outside the workspace (go.work): there,
+# ./... from the root would match every module's packages. It requires no
+# other module of the repository.
+ROOTGO      := GOWORK=off $(GO)
 
 SOAK        ?= 10m
 
-.PHONY: help test test-library test-live test-koanf test-majors test-fuse test-docs test-prom test-k8smount test-fsnotify test-wine demo bench bench-tls profile lint soak fuzz fleet
+.PHONY: help test release-check tidy test-library test-live test-koanf test-majors test-fuse test-docs test-prom test-k8smount test-fsnotify test-wine demo bench bench-tls profile lint soak fuzz fleet
 
 # Beside the library's module, each with its go.mod: live, keepwatchprom,
 # cmd/demo, tests/koanf, tests/bench, tests/fuse, tests/docs, tests/fleet,
-# tests/k8smount, tests/certwatcher.
+# tests/k8smount, tests/certwatcher, tests/prom, tests/release; go.work
+# ties them (docs/releasing.md). live and keepwatchprom are published
+# beside the library's.
 # The library's requires no koanf module, so that projects on koanf v1 and
 # v2 can both take it; what needs koanf (package live, the demo, the tests
 # and benchmarks against koanf's stock provider) or heavier dependencies is
@@ -24,15 +30,16 @@ help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
 
 test: ## vet, then run every test with the race detector (every module's, and the koanf v1 and v2 projects')
-	$(GO) vet ./...
+	$(ROOTGO) vet ./...
 	@$(MAKE) --no-print-directory -j3 --output-sync=target test-library test-live test-koanf test-majors test-fuse test-docs test-prom test-k8smount
+	@command -v promtool >/dev/null || { echo; echo "*** make test passed WITHOUT the alerting rules' tests: promtool not found (apt-get install prometheus) ***"; }
 
 # They run three at a time: the library's tests mostly wait (on the kernel,
 # on child processes), and the other modules' builds fill the time. The
 # parallel tests of the library wait on the kernel's real time, a second
 # and more some of them: eight at a time, not GOMAXPROCS (two here).
 test-library:
-	$(GO) test -race -count=1 -parallel 8 ./...
+	$(ROOTGO) test -race -count=1 -parallel 8 ./...
 
 test-live:
 	cd live && $(GO) vet ./... && $(GO) test -race -count=1 ./...
@@ -44,7 +51,7 @@ test-koanf:
 	cd cmd/demo && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 	cd tests/bench && $(GO) vet ./... && $(GO) test -count=1 ./...
 
-test-majors: ## the one-line swap on a koanf v1 (go 1.16) and a koanf v2 project: go mod tidy, then their tests
+test-majors: ## the one-line swap on a koanf v1 (go 1.16, with keepwatchprom) and a koanf v2 project: go mod tidy, then their tests
 	GO=$(GO) ./tests/swap.sh tests/koanfv1 tests/koanfv2
 
 test-fuse:
@@ -53,11 +60,22 @@ test-fuse:
 test-docs:
 	cd tests/docs && $(GO) vet . && $(GO) test -count=1 . && $(GO) run .
 
-# The collector, and its alerting rules through promtool (skipped without
-# it, outside CI: apt-get install prometheus); the fleet check is built.
+# The collector (its tests with live configs are in tests/prom, so that
+# keepwatchprom's go.mod requires no koanf), and its alerting rules through
+# promtool: skipped without it, outside CI, and said so (apt-get install
+# prometheus); the fleet check is built.
 test-prom:
+	@command -v promtool >/dev/null || echo "*** SKIPPED: keepwatchprom's alerting rules' tests (TestAlertRules): promtool not found; apt-get install prometheus ***"
 	cd keepwatchprom && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	cd tests/prom && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 	cd tests/fleet && $(GO) vet ./...
+	@command -v promtool >/dev/null || echo "*** SKIPPED: keepwatchprom's alerting rules' tests (TestAlertRules): promtool not found; apt-get install prometheus ***"
+
+release-check: ## the published modules as a user gets them: a local module proxy of their next versions, a consumer with no replace building the docs' programs, and the API report (docs/releasing.md)
+	cd tests/release && $(GO) run .
+
+tidy: ## go mod tidy in every module (each given a replace of the others for the time of it: go.work is not enough for go mod tidy)
+	GO=$(GO) ./tests/tidy.sh
 
 fleet: ## three replicas, a real Prometheus (Debian's) and keepwatch's alerts: replicas disagree, then converge (about a minute)
 	cd tests/fleet && $(GO) run .
@@ -67,7 +85,7 @@ test-k8smount:
 	cd tests/k8smount && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 test-fsnotify: ## the root package's tests through fsnotify's backend, as on macOS, BSD and Windows
-	$(GO) test -race -count=1 -parallel 8 . -args -backend=fsnotify
+	$(ROOTGO) test -race -count=1 -parallel 8 . -args -backend=fsnotify
 
 WINEPREFIX  ?= $(CURDIR)/bin/wine
 
@@ -76,7 +94,7 @@ WINEPREFIX  ?= $(CURDIR)/bin/wine
 test-wine: ## the root package's tests as a Windows binary, under Wine
 	@mkdir -p $(WINEPREFIX)/drive_c/windows/system32
 	x86_64-w64-mingw32-gcc -shared -o $(WINEPREFIX)/drive_c/windows/system32/bcryptprimitives.dll testdata/wine/bcryptprimitives.c
-	GOOS=windows GOARCH=amd64 $(GO) test -c -o $(BIN)/keepwatch.test.exe .
+	GOOS=windows GOARCH=amd64 $(ROOTGO) test -c -o $(BIN)/keepwatch.test.exe .
 	WINEDEBUG=-all WINEPREFIX=$(WINEPREFIX) wine $(BIN)/keepwatch.test.exe -test.v -test.timeout 30m 2>&1 | tee wine.out \
 		| grep --line-buffered -E '^(--- |FAIL|ok|PASS)'
 
@@ -84,7 +102,7 @@ demo: ## put keepwatch and koanf's stock provider through the same ConfigMap upd
 	cd cmd/demo && $(GO) run .
 
 soak: ## random convergence sequences for $(SOAK) (make soak SOAK=1h), 10,000 providers, 1,000 back-to-back identical writes; full log in soak.out
-	$(GO) test -v -count=1 -timeout 0 -run '^(TestConvergence|TestManyProvidersShareOneInotifyInstance|TestBackToBackIdenticalWritesLoop)$$' . \
+	$(ROOTGO) test -v -count=1 -timeout 0 -run '^(TestConvergence|TestManyProvidersShareOneInotifyInstance|TestBackToBackIdenticalWritesLoop)$$' . \
 		-args -convergence.soak=$(SOAK) -convergence.parallel=8 -hub.files=10000 -backtoback.pairs=1000 2>&1 \
 		| tee soak.out | grep --line-buffered -E '^(soak:|---|FAIL|ok|PASS)|convergence: [0-9]+ sequences|seed [0-9]+:|back-to-back pairs' | grep -v -- '--- PASS: TestConvergence/'
 
@@ -96,7 +114,7 @@ fuzz: ## run each fuzz target for $(FUZZTIME) (make fuzz FUZZTIME=5m)
 	@for pt in $(FUZZ_TARGETS); do \
 		pkg=$${pt%%:*}; t=$${pt##*:}; \
 		echo "== $$t ($$pkg)"; \
-		$(GO) test -run='^$$' -fuzz="^$$t\$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
+		$(ROOTGO) test -run='^$$' -fuzz="^$$t\$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
 	done
 
 BENCHCOUNT  ?= 3
@@ -117,7 +135,7 @@ bench: ## benchmarks against koanf's stock provider: a table (medians of BENCHCO
 	@rm -f $(SAMPLES)
 	cd tests/bench && $(GO) test -run='^$$' -bench='$(BENCH)' -benchtime=$(BENCHTIME) -count=$(BENCHCOUNT) -timeout=60m . \
 		-args -latency.samples=$(CURDIR)/$(SAMPLES) | tee $(CURDIR)/bench.out
-	$(GO) test -run='^$$' -bench='$(BENCH)' -benchtime=$(BENCHTIME) -count=$(BENCHCOUNT) -timeout=60m . | tee -a bench.out
+	$(ROOTGO) test -run='^$$' -bench='$(BENCH)' -benchtime=$(BENCHTIME) -count=$(BENCHCOUNT) -timeout=60m . | tee -a bench.out
 	@echo
 	@$(GO) run ./cmd/benchtable < bench.out
 	@if [ -s $(SAMPLES) ]; then $(GO) run ./cmd/benchplot -in $(SAMPLES) -out docs/bench-latency.svg -note '$(BENCHNOTE)' && echo "wrote docs/bench-latency.svg"; fi
@@ -146,19 +164,19 @@ profile: ## CPU profile and runtime trace of keepwatch alone in one latency scen
 # Every platform koanf users develop on: the module, the commands and every
 # test file must compile (and vet clean) on each, in the library's module
 # and in those beside it that build on every platform.
-LINTED      := . live keepwatchprom cmd/demo tests/koanf tests/bench tests/k8smount
+LINTED      := . live keepwatchprom cmd/demo tests/koanf tests/bench tests/k8smount tests/prom
 PLATFORMS   := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64 freebsd/amd64 freebsd/arm64
 
 lint: $(STATICCHECK) ## go vet on every platform, gofmt and staticcheck
 	@for p in $(PLATFORMS); do \
 		printf 'vet %-14s ' $$p; \
 		for m in $(LINTED); do \
-			(cd $$m && GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet ./...) || exit 1; \
+			(cd $$m && GOWORK=$$([ $$m = . ] && echo off) GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet ./...) || exit 1; \
 		done; \
 		echo ok; \
 	done
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
-	@for m in $(LINTED) tests/fleet; do echo "staticcheck $$m"; (cd $$m && $(STATICCHECK) ./...) || exit 1; done
+	@for m in $(LINTED) tests/fleet tests/release; do echo "staticcheck $$m"; (cd $$m && GOWORK=$$([ $$m = . ] && echo off) $(STATICCHECK) ./...) || exit 1; done
 
 $(STATICCHECK):
 	GOBIN=$(BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)

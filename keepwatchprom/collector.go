@@ -7,7 +7,8 @@ import (
 	"sync"
 
 	"github.com/keepwatch/file"
-	"github.com/keepwatch/file/live"
+	"github.com/keepwatch/file/livestats"
+	"github.com/keepwatch/file/tlscert"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -15,6 +16,18 @@ import (
 // [*file.File] or a [*file.FileSet].
 type Provider interface {
 	Stats() file.Stats
+}
+
+// Config is a live config as the collector reads it: a *live.Config or a
+// *live.Value of package github.com/keepwatch/file/live. It is
+// [livestats.Reporter]: this package imports no koanf module, and neither
+// does its module's graph.
+type Config = livestats.Reporter
+
+// TLS is a TLS certificate watcher as the collector reads it: a
+// [*tlscert.Watcher].
+type TLS interface {
+	Stats() tlscert.Stats
 }
 
 // Collector is a prometheus.Collector of the live configs and providers
@@ -27,22 +40,38 @@ type Provider interface {
 // it, as a registry does for any two series alike.
 type Collector struct {
 	mu        sync.Mutex
-	configs   []live.Reporter
+	configs   []Config
 	providers []Provider
+	certs     []TLS
 }
 
 // NewCollector returns a collector with nothing added yet.
 func NewCollector() *Collector { return &Collector{} }
 
-// AddConfig adds live configs ([*live.Config], [*live.Value]) to the
-// collector; one added again is ignored. A config is exported from its
-// Start (or StartWait) on, under the label config, its name.
-func (c *Collector) AddConfig(configs ...live.Reporter) {
+// AddConfig adds live configs (*live.Config, *live.Value) to the
+// collector, under the label config, their name; one added again is
+// ignored. A config is exported from the moment it is added, before its
+// Start: as not successful, with no reload, until it publishes a config.
+func (c *Collector) AddConfig(configs ...Config) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, r := range configs {
-		if !slices.ContainsFunc(c.configs, func(x live.Reporter) bool { return same(x, r) }) {
+		if !slices.ContainsFunc(c.configs, func(x Config) bool { return same(x, r) }) {
 			c.configs = append(c.configs, r)
+		}
+	}
+}
+
+// AddTLS adds TLS certificate watchers ([*tlscert.Watcher]) to the
+// collector, under the label path, their directory: the pairs they put in
+// force and refused, and the certificate in force's expiry; and the watch
+// of their files, as a provider's. One added again is ignored.
+func (c *Collector) AddTLS(watchers ...TLS) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, w := range watchers {
+		if !slices.ContainsFunc(c.certs, func(x TLS) bool { return same(x, w) }) {
+			c.certs = append(c.certs, w)
 		}
 	}
 }
@@ -82,6 +111,8 @@ var (
 		"Reloads that failed (Load, Build or Validate) while a config was in force, which stayed.", "config")
 	configInfo = desc("keepwatch_config_info",
 		"The identity of the config in force (an HMAC under a key the replicas share): equal across replicas that run the same config.", "config", "identity")
+	comparable = desc("keepwatch_config_comparable",
+		"1 if the config has an identity to compare replicas by (IdentityKey or PlainIdentity), 0 if it has none, and keepwatch_config_info is absent.", "config")
 
 	updates = desc("keepwatch_watch_updates_total",
 		"Updates delivered to the provider's callback.", "path")
@@ -97,6 +128,17 @@ var (
 		"When the watch last read the file (its first read and each delivery included), in seconds since the epoch.", "path")
 	lastCheck = desc("keepwatch_watch_last_check_timestamp_seconds",
 		"When the watch last made sure of the file: a read, or a re-check (or poll) that found it unchanged, in seconds since the epoch.", "path")
+
+	rotations = desc("keepwatch_tls_rotations_total",
+		"TLS certificate and key pairs put in force, the first one included.", "path")
+	rotationsRejected = desc("keepwatch_tls_rotations_rejected_total",
+		"TLS certificate and key pairs refused (expired, a key not the certificate's, a file that does not parse): the certificate in force stayed.", "path")
+	rotationSuccessful = desc("keepwatch_tls_last_rotation_successful",
+		"Whether the last pair read was put in force (1) or refused, the certificate in force staying (0).", "path")
+	rotationTimestamp = desc("keepwatch_tls_last_rotation_timestamp_seconds",
+		"When the certificate in force was put in force, in seconds since the epoch.", "path")
+	notAfter = desc("keepwatch_tls_certificate_expiration_timestamp_seconds",
+		"When the certificate in force expires (its not-after), in seconds since the epoch.", "path")
 )
 
 // modes are the values of the mode label, in file.Stats's terms.
@@ -104,17 +146,18 @@ var modes = []file.Mode{file.ModeEvents, file.ModePolling, file.ModeRetrying, fi
 
 // Describe sends the descriptors of every metric the collector exports.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{reloadSuccessful, reloadTimestamp, reloads, reloadsFailed, configInfo,
-		updates, watchErrors, restarts, mode, subPath, lastRead, lastCheck} {
+	for _, d := range []*prometheus.Desc{reloadSuccessful, reloadTimestamp, reloads, reloadsFailed, configInfo, comparable,
+		updates, watchErrors, restarts, mode, subPath, lastRead, lastCheck,
+		rotations, rotationsRejected, rotationSuccessful, rotationTimestamp, notAfter} {
 		ch <- d
 	}
 }
 
-// Collect sends the metrics of each config and provider, from one Stats
-// snapshot of each.
+// Collect sends the metrics of each config, provider and TLS watcher,
+// from one Stats snapshot of each.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
-	configs, providers := slices.Clone(c.configs), slices.Clone(c.providers)
+	configs, providers, certs := slices.Clone(c.configs), slices.Clone(c.providers), slices.Clone(c.certs)
 	c.mu.Unlock()
 
 	names := map[string]bool{}
@@ -122,7 +165,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		st := r.Stats()
 		switch {
 		case st.Name == "":
-			continue // not started
+			continue // a Reporter of another kind, unnamed
 		case names[st.Name]:
 			ch <- prometheus.NewInvalidMetric(reloadSuccessful,
 				fmt.Errorf("keepwatchprom: two live configs named %q: give each its own Name", st.Name))
@@ -142,9 +185,39 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		paths[st.Path] = true
 		collectProvider(ch, st)
 	}
+	for _, w := range certs {
+		st := w.Stats()
+		if paths[st.Files.Path] {
+			ch <- prometheus.NewInvalidMetric(rotations,
+				fmt.Errorf("keepwatchprom: two providers or TLS watchers of the path %q", st.Files.Path))
+			continue
+		}
+		paths[st.Files.Path] = true
+		collectTLS(ch, st)
+		collectProvider(ch, st.Files)
+	}
 }
 
-func collectConfig(ch chan<- prometheus.Metric, st live.Stats) {
+func collectTLS(ch chan<- prometheus.Metric, st tlscert.Stats) {
+	path := st.Files.Path
+	gauge := func(d *prometheus.Desc, v float64) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, path)
+	}
+	counter := func(d *prometheus.Desc, v uint64) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), path)
+	}
+	counter(rotations, st.Loaded)
+	counter(rotationsRejected, st.Rejected)
+	gauge(rotationSuccessful, bit(st.LastErrorTime.IsZero() || st.LastLoaded.After(st.LastErrorTime)))
+	if !st.LastLoaded.IsZero() {
+		gauge(rotationTimestamp, seconds(st.LastLoaded.UnixNano()))
+	}
+	if !st.NotAfter.IsZero() {
+		gauge(notAfter, seconds(st.NotAfter.UnixNano()))
+	}
+}
+
+func collectConfig(ch chan<- prometheus.Metric, st livestats.Stats) {
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, append([]string{st.Name}, labels...)...)
 	}
@@ -160,6 +233,7 @@ func collectConfig(ch chan<- prometheus.Metric, st live.Stats) {
 	if st.Identity != "" && st.Published > 0 {
 		gauge(configInfo, 1, st.Identity)
 	}
+	gauge(comparable, bit(st.Comparable))
 }
 
 func collectProvider(ch chan<- prometheus.Metric, st file.Stats) {

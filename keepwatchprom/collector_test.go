@@ -1,9 +1,14 @@
 package keepwatchprom_test
 
 import (
-	"context"
-	"errors"
-	"os"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"log/slog"
+	"math/big"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -13,9 +18,8 @@ import (
 	"github.com/keepwatch/file"
 	"github.com/keepwatch/file/keepwatchprom"
 	"github.com/keepwatch/file/kubevol"
-	"github.com/keepwatch/file/live"
-	"github.com/knadh/koanf/parsers/yaml"
-	"github.com/knadh/koanf/v2"
+	"github.com/keepwatch/file/livestats"
+	"github.com/keepwatch/file/tlscert"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
@@ -24,11 +28,12 @@ import (
 	"go.uber.org/goleak"
 )
 
+// The collector's tests with live configs are in tests/prom, a module of
+// their own: this one requires no koanf module, even for its tests.
+
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 const waitFor = 10 * time.Second
-
-var key = []byte("a key the replicas share, from a Secret")
 
 // series is a scrape, as "name{label=value,...}" to value, labels sorted.
 type series map[string]float64
@@ -62,171 +67,10 @@ func value(typ dto.MetricType, m *dto.Metric) float64 {
 	return m.GetGauge().GetValue()
 }
 
-// service is a service with two live configs, as a program sets them up:
-// app (a Value, one file of a ConfigMap volume) and authz (a Config, a
-// Secret-like volume's two keys read as one set), both under the
-// replicas' identity key, and the collector of both and their providers.
-type service struct {
-	app      *live.Value[*App]
-	authz    *live.Config
-	appVol   *kubevol.Volume
-	authzVol *kubevol.Volume
-	appFile  *file.File
-	authzSet *file.FileSet
-	reg      *prometheus.Registry
-}
-
-type App struct {
-	Port int `koanf:"port"`
-}
-
-func newService(t *testing.T) *service {
-	t.Helper()
-	dir := t.TempDir()
-	s := &service{reg: prometheus.NewRegistry()}
-	var err error
-	s.appVol, err = kubevol.New(filepath.Join(dir, "app"), map[string]string{"app.yaml": "port: 8080\n"})
-	require.NoError(t, err)
-	s.authzVol, err = kubevol.New(filepath.Join(dir, "authz"), map[string]string{
-		"policy.yaml": "allow: [read]\n", "roles.yaml": "roles: {alice: [read]}\n"})
-	require.NoError(t, err)
-
-	s.appFile = file.Provider(filepath.Join(s.appVol.Dir, "app.yaml"))
-	s.authzSet = file.Set(s.authzVol.Dir, []string{"policy.yaml", "roles.yaml"}, yaml.Parser())
-	s.app = &live.Value[*App]{
-		Name:  "app",
-		Load:  func(k *koanf.Koanf) error { return k.Load(s.appFile, yaml.Parser()) },
-		Watch: []live.Watcher{s.appFile},
-		Validate: func(a *App) error {
-			if a.Port <= 0 {
-				return errors.New("port must be positive")
-			}
-			return nil
-		},
-		IdentityKey: key,
-	}
-	s.authz = &live.Config{
-		Name:        "authz",
-		Load:        func(k *koanf.Koanf) error { return k.Load(s.authzSet, nil) },
-		Watch:       []live.Watcher{s.authzSet},
-		IdentityKey: key,
-	}
-	require.NoError(t, s.app.Start())
-	require.NoError(t, s.authz.Start())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), waitFor)
-		defer cancel()
-		require.NoError(t, s.app.Shutdown(ctx))
-		require.NoError(t, s.authz.Shutdown(ctx))
-	})
-
-	c := keepwatchprom.NewCollector()
-	c.AddConfig(s.app, s.authz)
-	c.AddProvider(s.appFile, s.authzSet)
-	s.reg.MustRegister(c)
-	return s
-}
-
-// Every series of a service with two live configs and their providers,
-// through start, a rejected push and a good one.
-func TestAServiceWithTwoLiveConfigs(t *testing.T) {
-	started := time.Now()
-	s := newService(t)
-	require.Eventually(t, func() bool {
-		return !s.appFile.Stats().LastRead.IsZero() && !s.authzSet.Stats().LastRead.IsZero()
-	}, waitFor, time.Millisecond, "each watch takes its first read")
-	m := scrape(t, s.reg)
-	for _, cfg := range []string{"app", "authz"} {
-		l := "{config=" + cfg + "}"
-		assert.Equal(t, 1.0, m["keepwatch_config_last_reload_successful"+l], cfg)
-		assert.Equal(t, 1.0, m["keepwatch_config_reloads_total"+l], "Start counts as a reload: %s", cfg)
-		assert.Equal(t, 0.0, m["keepwatch_config_reloads_failed_total"+l], cfg)
-		ts := m["keepwatch_config_last_reload_success_timestamp_seconds"+l]
-		assert.InDelta(t, float64(started.UnixNano())/1e9, ts, 60, "a new pod's timestamp is its start: %s", cfg)
-	}
-	appID := s.app.Stats().Identity
-	assert.Regexp(t, `^hmac-sha256:[0-9a-f]{64}$`, appID)
-	assert.Equal(t, 1.0, m["keepwatch_config_info{config=app,identity="+appID+"}"])
-	assert.Equal(t, 1.0, m["keepwatch_config_info{config=authz,identity="+s.authz.Stats().Identity+"}"])
-
-	for _, p := range []string{s.appFile.Stats().Path, s.authzSet.Stats().Path} {
-		l := "{path=" + p
-		assert.Equal(t, 1.0, m["keepwatch_watch_mode{mode=events,path="+p+"}"], p)
-		assert.Equal(t, 0.0, m["keepwatch_watch_mode{mode=polling,path="+p+"}"], p)
-		assert.Equal(t, 0.0, m["keepwatch_watch_mode{mode=retrying,path="+p+"}"], p)
-		assert.Equal(t, 0.0, m["keepwatch_watch_mode{mode=stopped,path="+p+"}"], p)
-		assert.Equal(t, 0.0, m["keepwatch_watch_updates_total"+l+"}"], p)
-		assert.Equal(t, 0.0, m["keepwatch_watch_errors_total"+l+"}"], p)
-		assert.Equal(t, 0.0, m["keepwatch_watch_restarts_total"+l+"}"], p)
-		assert.Equal(t, 0.0, m["keepwatch_watch_subpath_mount"+l+"}"], p)
-	}
-	read := m["keepwatch_watch_last_read_timestamp_seconds{path="+s.appFile.Stats().Path+"}"]
-	assert.InDelta(t, float64(started.UnixNano())/1e9, read, 60, "the watch's first read counts")
-	assert.GreaterOrEqual(t, m["keepwatch_watch_last_check_timestamp_seconds{path="+s.appFile.Stats().Path+"}"], read,
-		"a read is a check")
-	assert.Len(t, m, 2*5+2*(3+4+3), "nothing else: %v", m)
-
-	// A bad push: the reload fails, the identity stays that of the config
-	// in force.
-	_, err := s.appVol.Update(map[string]string{"app.yaml": "port: 0\n"})
-	require.NoError(t, err)
-	require.Eventually(t, func() bool { return s.app.Stats().Rejected == 1 }, waitFor, time.Millisecond)
-	m = scrape(t, s.reg)
-	assert.Equal(t, 0.0, m["keepwatch_config_last_reload_successful{config=app}"])
-	assert.Equal(t, 2.0, m["keepwatch_config_reloads_total{config=app}"])
-	assert.Equal(t, 1.0, m["keepwatch_config_reloads_failed_total{config=app}"])
-	assert.Equal(t, 1.0, m["keepwatch_config_info{config=app,identity="+appID+"}"])
-	assert.Equal(t, 1.0, m["keepwatch_watch_updates_total{path="+s.appFile.Stats().Path+"}"], "the provider delivered it")
-
-	_, err = s.appVol.Update(map[string]string{"app.yaml": "port: 9090\n"})
-	require.NoError(t, err)
-	require.Eventually(t, func() bool { return s.app.Get().Port == 9090 }, waitFor, time.Millisecond)
-	m = scrape(t, s.reg)
-	assert.Equal(t, 1.0, m["keepwatch_config_last_reload_successful{config=app}"])
-	assert.Equal(t, 3.0, m["keepwatch_config_reloads_total{config=app}"])
-	assert.Equal(t, 1.0, m["keepwatch_config_reloads_failed_total{config=app}"])
-	assert.NotContains(t, m, "keepwatch_config_info{config=app,identity="+appID+"}", "another config, another identity")
-	assert.Contains(t, m, "keepwatch_config_info{config=app,identity="+s.app.Stats().Identity+"}")
-}
-
-// The names follow Prometheus's conventions, as promlint checks them.
-func TestTheMetricsPassPromlint(t *testing.T) {
-	s := newService(t)
-	problems, err := testutil.GatherAndLint(s.reg)
-	require.NoError(t, err)
-	assert.Empty(t, problems)
-}
-
-// A config not started yet exports nothing; one waiting for its first good
-// config is not successful, has no timestamp and no identity, and has
-// reloaded nothing, however long it waits.
-func TestAConfigWaitingForItsFirstGoodConfig(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "app.yaml")
-	f := file.Provider(path)
-	c := &live.Config{Name: "late", Load: func(k *koanf.Koanf) error { return k.Load(f, yaml.Parser()) },
-		Watch: []live.Watcher{f}, IdentityKey: key}
-	col := keepwatchprom.NewCollector()
-	col.AddConfig(c)
+func registry(c *keepwatchprom.Collector) *prometheus.Registry {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(col)
-	assert.Empty(t, scrape(t, reg), "not started")
-
-	done := make(chan error, 1)
-	go func() { done <- c.StartWait(context.Background()) }()
-	require.Eventually(t, func() bool { return c.Stats().LastError != nil }, waitFor, time.Millisecond)
-	assert.Equal(t, series{
-		"keepwatch_config_last_reload_successful{config=late}": 0,
-		"keepwatch_config_reloads_total{config=late}":          0,
-		"keepwatch_config_reloads_failed_total{config=late}":   0,
-	}, scrape(t, reg))
-
-	require.NoError(t, os.WriteFile(path, []byte("a: 1\n"), 0o644))
-	require.NoError(t, <-done)
-	t.Cleanup(func() { require.NoError(t, c.Shutdown(context.Background())) })
-	m := scrape(t, reg)
-	assert.Equal(t, 1.0, m["keepwatch_config_last_reload_successful{config=late}"])
-	assert.Equal(t, 1.0, m["keepwatch_config_reloads_total{config=late}"])
-	assert.Contains(t, m, "keepwatch_config_last_reload_success_timestamp_seconds{config=late}")
+	reg.MustRegister(c)
+	return reg
 }
 
 // stats is a provider as the collector sees it, in a state a test sets.
@@ -234,15 +78,19 @@ type stats file.Stats
 
 func (s stats) Stats() file.Stats { return file.Stats(s) }
 
+// config is a live config as the collector sees it, in a state a test
+// sets.
+type config livestats.Stats
+
+func (c *config) Stats() livestats.Stats { return livestats.Stats(*c) }
+
 // Polling, a subPath mount and a watch that never read: as the alerts
 // expect them.
 func TestProviderStates(t *testing.T) {
 	col := keepwatchprom.NewCollector()
 	col.AddProvider(stats{Path: "/nfs/app.yaml", Mode: file.ModePolling, Restarts: 1},
 		stats{Path: "/etc/app/config.yaml", Mode: file.ModeEvents, SubPath: true, Errors: 1})
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(col)
-	m := scrape(t, reg)
+	m := scrape(t, registry(col))
 	assert.Equal(t, 1.0, m["keepwatch_watch_mode{mode=polling,path=/nfs/app.yaml}"])
 	assert.Equal(t, 0.0, m["keepwatch_watch_mode{mode=events,path=/nfs/app.yaml}"])
 	assert.Equal(t, 1.0, m["keepwatch_watch_restarts_total{path=/nfs/app.yaml}"])
@@ -252,19 +100,167 @@ func TestProviderStates(t *testing.T) {
 	assert.NotContains(t, m, "keepwatch_watch_last_check_timestamp_seconds{path=/nfs/app.yaml}", "never checked")
 }
 
-// Two configs of one name would be two series alike: the scrape fails,
-// naming them.
-func TestTwoConfigsOfOneNameFailTheScrape(t *testing.T) {
-	load := func(k *koanf.Koanf) error { return nil }
-	a := &live.Config{Name: "app", Load: load}
-	b := &live.Config{Name: "app", Load: load}
-	require.NoError(t, a.Start())
-	require.NoError(t, b.Start())
+// A config is exported under its name from the moment it is added: one
+// that has not published a config yet is not successful and has no
+// timestamp. keepwatch_config_comparable tells the configs that have an
+// identity from those that have none (no keepwatch_config_info ever).
+func TestConfigStates(t *testing.T) {
+	published := time.Unix(1_795_000_000, 0)
 	col := keepwatchprom.NewCollector()
-	col.AddConfig(a, b, a)
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(col)
-	_, err := reg.Gather()
+	col.AddConfig(
+		&config{Name: "waiting", Comparable: true},
+		&config{Name: "keyed", Comparable: true, Published: 2, Rejected: 1, LastSucceeded: true, LastPublished: published, Identity: "hmac-sha256:abcd"},
+		&config{Name: "plain", Published: 1, LastSucceeded: true, LastPublished: published},
+		&config{}, // unnamed: not a live config's; left out
+	)
+	assert.Equal(t, series{
+		"keepwatch_config_comparable{config=waiting}":                          1,
+		"keepwatch_config_last_reload_successful{config=waiting}":              0,
+		"keepwatch_config_reloads_total{config=waiting}":                       0,
+		"keepwatch_config_reloads_failed_total{config=waiting}":                0,
+		"keepwatch_config_comparable{config=keyed}":                            1,
+		"keepwatch_config_info{config=keyed,identity=hmac-sha256:abcd}":        1,
+		"keepwatch_config_last_reload_successful{config=keyed}":                1,
+		"keepwatch_config_last_reload_success_timestamp_seconds{config=keyed}": 1_795_000_000,
+		"keepwatch_config_reloads_total{config=keyed}":                         3,
+		"keepwatch_config_reloads_failed_total{config=keyed}":                  1,
+		"keepwatch_config_comparable{config=plain}":                            0,
+		"keepwatch_config_last_reload_successful{config=plain}":                1,
+		"keepwatch_config_last_reload_success_timestamp_seconds{config=plain}": 1_795_000_000,
+		"keepwatch_config_reloads_total{config=plain}":                         1,
+		"keepwatch_config_reloads_failed_total{config=plain}":                  0,
+	}, scrape(t, registry(col)))
+}
+
+// Two configs of one name would be two series alike: the scrape fails,
+// naming them. One added twice is one.
+func TestTwoConfigsOfOneNameFailTheScrape(t *testing.T) {
+	a, b := &config{Name: "app"}, &config{Name: "app"}
+	col := keepwatchprom.NewCollector()
+	col.AddConfig(a, a)
+	_, err := registry(col).Gather()
+	require.NoError(t, err, "one config added twice")
+	col.AddConfig(b)
+	_, err = registry(col).Gather()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `keepwatchprom: two live configs named "app": give each its own Name`)
 }
+
+// A TLS certificate from a Secret's volume: its rotations, a refused one
+// (a key that is not the certificate's) and the next good one, the expiry
+// of the certificate in force, and the watch of its files.
+func TestATLSWatcher(t *testing.T) {
+	first := issue(t, "v1", time.Now().Add(90*24*time.Hour))
+	v, err := kubevol.New(filepath.Join(t.TempDir(), "tls"), first.secret())
+	require.NoError(t, err)
+	certs, err := tlscert.New(v.Dir, tlscert.WithLogger(quiet))
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, certs.Close()) })
+	col := keepwatchprom.NewCollector()
+	col.AddTLS(certs, certs)
+	reg := registry(col)
+
+	l := "{path=" + v.Dir + "}"
+	m := scrape(t, reg)
+	assert.Equal(t, 1.0, m["keepwatch_tls_rotations_total"+l], "New's pair counts")
+	assert.Equal(t, 0.0, m["keepwatch_tls_rotations_rejected_total"+l])
+	assert.Equal(t, 1.0, m["keepwatch_tls_last_rotation_successful"+l])
+	assert.Equal(t, float64(first.notAfter.Unix()), m["keepwatch_tls_certificate_expiration_timestamp_seconds"+l])
+	assert.InDelta(t, float64(time.Now().Unix()), m["keepwatch_tls_last_rotation_timestamp_seconds"+l], 60)
+	assert.Equal(t, 1.0, m["keepwatch_watch_mode{mode=events,path="+v.Dir+"}"], "the watch of its files, as a provider's")
+	assert.Len(t, m, 5+3+4+3, "nothing else: %v", m)
+
+	// A pair whose key is another certificate's: refused, the one in
+	// force stays.
+	other := issue(t, "other", time.Now().Add(30*24*time.Hour))
+	_, err = v.Update(map[string]string{"tls.crt": other.cert, "tls.key": first.key})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return certs.Stats().Rejected == 1 }, waitFor, time.Millisecond)
+	m = scrape(t, reg)
+	assert.Equal(t, 1.0, m["keepwatch_tls_rotations_total"+l])
+	assert.Equal(t, 1.0, m["keepwatch_tls_rotations_rejected_total"+l])
+	assert.Equal(t, 0.0, m["keepwatch_tls_last_rotation_successful"+l])
+	assert.Equal(t, float64(first.notAfter.Unix()), m["keepwatch_tls_certificate_expiration_timestamp_seconds"+l], "the certificate in force's")
+
+	_, err = v.Update(other.secret())
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return certs.Stats().Loaded == 2 }, waitFor, time.Millisecond)
+	m = scrape(t, reg)
+	assert.Equal(t, 2.0, m["keepwatch_tls_rotations_total"+l])
+	assert.Equal(t, 1.0, m["keepwatch_tls_rotations_rejected_total"+l])
+	assert.Equal(t, 1.0, m["keepwatch_tls_last_rotation_successful"+l])
+	assert.Equal(t, float64(other.notAfter.Unix()), m["keepwatch_tls_certificate_expiration_timestamp_seconds"+l])
+}
+
+// A TLS watcher of a directory a provider watches too would export the
+// provider's series twice: the scrape fails, naming it.
+func TestATLSWatcherAndAProviderOfOnePath(t *testing.T) {
+	col := keepwatchprom.NewCollector()
+	col.AddProvider(stats{Path: "/etc/tls"})
+	col.AddTLS(tlsStats{Files: file.Stats{Path: "/etc/tls"}})
+	_, err := registry(col).Gather()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `keepwatchprom: two providers or TLS watchers of the path "/etc/tls"`)
+}
+
+type tlsStats tlscert.Stats
+
+func (s tlsStats) Stats() tlscert.Stats { return tlscert.Stats(s) }
+
+// The names follow Prometheus's conventions, as promlint checks them.
+func TestTheMetricsPassPromlint(t *testing.T) {
+	col := keepwatchprom.NewCollector()
+	col.AddConfig(&config{Name: "app", Published: 1, LastSucceeded: true, LastPublished: time.Now(), Identity: "sha256:ab", Comparable: true})
+	col.AddProvider(stats{Path: "/etc/app/app.yaml", Mode: file.ModeEvents, LastRead: time.Now(), LastCheck: time.Now()})
+	col.AddTLS(tlsStats{Loaded: 1, LastLoaded: time.Now(), NotAfter: time.Now().Add(time.Hour), Files: file.Stats{Path: "/etc/tls"}})
+	problems, err := testutil.GatherAndLint(registry(col))
+	require.NoError(t, err)
+	assert.Empty(t, problems)
+}
+
+// issued is a self-signed certificate and its key, as PEM.
+type issued struct {
+	cert, key string
+	notAfter  time.Time
+}
+
+func (c issued) secret() map[string]string {
+	return map[string]string{"tls.crt": c.cert, "tls.key": c.key}
+}
+
+func issue(t testing.TB, cn string, notAfter time.Time) issued {
+	t.Helper()
+	c, err := selfSigned(cn, notAfter)
+	require.NoError(t, err)
+	return c
+}
+
+func selfSigned(cn string, notAfter time.Time) (issued, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return issued{}, err
+	}
+	notAfter = notAfter.Truncate(time.Second)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()),
+		Subject:      pkix.Name{CommonName: cn},
+		DNSNames:     []string{cn},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     notAfter,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return issued{}, err
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return issued{}, err
+	}
+	return issued{
+		cert:     string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})),
+		key:      string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})),
+		notAfter: notAfter,
+	}, nil
+}
+
+var quiet = slog.New(slog.DiscardHandler)

@@ -10,64 +10,91 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/keepwatch/file"
 	"github.com/keepwatch/file/keepwatchprom"
-	"github.com/keepwatch/file/live"
-	"github.com/knadh/koanf/parsers/yaml"
-	"github.com/knadh/koanf/v2"
+	"github.com/keepwatch/file/tlscert"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// A service with a live config, its metrics on /metrics and its readiness
-// on /readyz. The identity key comes from a Secret every replica mounts.
+// A service's providers on /metrics: here a file the program watches
+// itself, as a koanf v1 or v2 program does with the stock provider's
+// replacement. Live configs are added with AddConfig (docs/operating.md).
 func ExampleCollector() {
 	dir, _ := os.MkdirTemp("", "example")
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "app.yaml")
 	_ = os.WriteFile(path, []byte("port: 8080\n"), 0o644)
-	key := []byte("from /etc/keepwatch-identity/key") // os.ReadFile of the Secret's key
 
-	f := file.Provider(path)
-	cfg := &live.Config{
-		Name:        "app",
-		Load:        func(k *koanf.Koanf) error { return k.Load(f, yaml.Parser()) },
-		Watch:       []live.Watcher{f},
-		IdentityKey: key,
-		Logger:      slog.New(slog.DiscardHandler),
-	}
-	if err := cfg.Start(); err != nil {
+	f := file.Provider(path, file.WithLogger(slog.New(slog.DiscardHandler)))
+	if err := f.Watch(func(any, error) {}); err != nil {
 		log.Fatal(err)
 	}
-	defer cfg.Close()
+	defer f.Unwatch()
 
 	metrics := keepwatchprom.NewCollector()
-	metrics.AddConfig(cfg)
 	metrics.AddProvider(f)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(metrics)
+	printSeries(reg, dir, "keepwatch_watch_mode", "keepwatch_watch_updates_total")
+	// Output:
+	// keepwatch_watch_mode{mode="events",path="$DIR/app.yaml"} 1
+	// keepwatch_watch_mode{mode="polling",path="$DIR/app.yaml"} 0
+	// keepwatch_watch_mode{mode="retrying",path="$DIR/app.yaml"} 0
+	// keepwatch_watch_mode{mode="stopped",path="$DIR/app.yaml"} 0
+	// keepwatch_watch_updates_total{path="$DIR/app.yaml"} 0
+}
 
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	mux.Handle("/readyz", live.ReadyHandler(cfg))
-	srv := httptest.NewServer(mux)
+// A TLS certificate served from a Secret's volume: its rotations, those
+// refused, and when the certificate in force expires, for the alerts
+// KeepwatchTLSRotationRejected and KeepwatchTLSCertificateExpiresSoon.
+func ExampleCollector_AddTLS() {
+	dir, _ := os.MkdirTemp("", "example")
+	defer os.RemoveAll(dir)
+	// A Secret's tls.crt and tls.key; a self-signed certificate here.
+	c, _ := selfSigned("example.com", time.Date(2027, 3, 1, 0, 0, 0, 0, time.UTC))
+	_ = os.WriteFile(filepath.Join(dir, "tls.crt"), []byte(c.cert), 0o644)
+	_ = os.WriteFile(filepath.Join(dir, "tls.key"), []byte(c.key), 0o600)
+
+	certs, err := tlscert.New(dir, tlscert.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer certs.Close()
+	srv := &http.Server{TLSConfig: certs.TLSConfig(nil)} // serves the certificate in force
+	_ = srv
+
+	metrics := keepwatchprom.NewCollector()
+	metrics.AddTLS(certs)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(metrics)
+	printSeries(reg, dir, "keepwatch_tls_")
+	// Output:
+	// keepwatch_tls_certificate_expiration_timestamp_seconds{path="$DIR"} 1.8038592e+09
+	// keepwatch_tls_last_rotation_successful{path="$DIR"} 1
+	// keepwatch_tls_rotations_rejected_total{path="$DIR"} 0
+	// keepwatch_tls_rotations_total{path="$DIR"} 1
+}
+
+// printSeries prints the series of a scrape of reg whose names start with
+// one of prefixes, dir shown as $DIR, but for the time of the last
+// rotation, which is the time of the run.
+func printSeries(reg *prometheus.Registry, dir string, prefixes ...string) {
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	defer srv.Close()
-
-	resp, err := http.Get(srv.URL + "/metrics")
+	resp, err := http.Get(srv.URL)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
-		if line := sc.Text(); strings.HasPrefix(line, "keepwatch_config_") && !strings.Contains(line, "timestamp") {
-			fmt.Println(line)
+		for _, p := range prefixes {
+			if strings.HasPrefix(sc.Text(), p) && !strings.Contains(sc.Text(), "rotation_timestamp") {
+				fmt.Println(strings.ReplaceAll(sc.Text(), dir, "$DIR"))
+			}
 		}
 	}
-	// Output:
-	// keepwatch_config_info{config="app",identity="hmac-sha256:3ef851366a058f0fcc6756481211910569e08723e186b3cc369fd1c952dc99d8"} 1
-	// keepwatch_config_last_reload_successful{config="app"} 1
-	// keepwatch_config_reloads_failed_total{config="app"} 0
-	// keepwatch_config_reloads_total{config="app"} 1
 }

@@ -166,14 +166,14 @@ func (c *Config) Subscribe(fn func(old, new *koanf.Koanf)) (cancel func()) {
 
 // Stats returns a snapshot of what the config has done. It never waits for
 // a reload under way.
-func (c *Config) Stats() Stats { return c.e.snapshotStats() }
+func (c *Config) Stats() Stats { return c.e.statsOf(c.spec) }
 
 // Ready returns nil once a good config is in force, and from then on, a
 // rejected push included: the config in force serves on. Before, it
 // returns an error that matches ErrNotReady and wraps the last attempt's
 // error. It is a readiness check (func() error); ReadyHandler serves it
 // over HTTP.
-func (c *Config) Ready() error { return ready(c.e.snapshotStats()) }
+func (c *Config) Ready() error { return ready(c.e.statsOf(c.spec)) }
 
 // Close stops watching; the config in force stays readable. It does not
 // wait for a reload under way: Shutdown does.

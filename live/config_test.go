@@ -201,6 +201,7 @@ func TestABadPushKeepsTheLastGoodConfig(t *testing.T) {
 	assert.Equal(t, uint64(2), st.Rejected)
 	assert.ErrorIs(t, st.LastError, live.ErrRejected)
 	assert.Equal(t, []string{
+		noIdentity,
 		"WARN keepwatch: config not reloaded, the last good one stays in force",
 		"INFO keepwatch: config reloaded, the failure is over",
 		"WARN keepwatch: config not reloaded, the last good one stays in force",

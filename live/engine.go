@@ -39,6 +39,7 @@ type engine[T any] struct {
 	subs    []*subscriber[T] // in the order they subscribed
 	failing bool             // the last reload failed
 	state   state
+	told    bool          // the config's lack of an identity was logged
 	wake    chan struct{} // while starting: a watched provider called back; holds one, so calls coalesce
 
 	// Stats have a lock of their own, never held for long, so that a
@@ -125,34 +126,42 @@ func (e *engine[T]) start(s spec[T]) error {
 	return nil
 }
 
-// take takes the owner's fields for this start.
+// take takes the owner's fields for this start. A config without an
+// identity says so once, at its first start: its replicas cannot be
+// compared.
 func (e *engine[T]) take(s spec[T]) {
 	e.spec = s
-	e.name()
+	var paths []string
+	e.label, paths = s.label()
+	e.attrs = []slog.Attr{slog.String("config", e.label), slog.Any("paths", paths)}
 	e.statsMu.Lock()
-	defer e.statsMu.Unlock()
 	e.stats.Name = e.label
+	e.stats.Comparable = s.identity.comparable()
+	e.statsMu.Unlock()
+	if !e.told && !s.identity.comparable() {
+		e.told = true
+		e.log(slog.LevelInfo, "keepwatch: config has no identity, its replicas cannot be compared; give it an IdentityKey")
+	}
 }
 
-// name sets the label and the attributes every record carries: the
-// config's name, or the paths it watches if it has none, and those paths.
-func (e *engine[T]) name() {
-	paths := make([]string, 0, len(e.spec.watch))
-	for _, w := range e.spec.watch {
+// label is the name of the config in its records, errors and metrics: its
+// name, or the paths it watches if it has none; and those paths.
+func (s *spec[T]) label() (string, []string) {
+	paths := make([]string, 0, len(s.watch))
+	for _, w := range s.watch {
 		if p := pathOf(w); p != "" {
 			paths = append(paths, p)
 		}
 	}
-	e.label = e.spec.name
-	if e.label == "" {
-		e.label = strings.Join(paths, ",")
+	if s.name != "" {
+		return s.name, paths
 	}
-	if e.label == "" {
-		// Neither named nor watching a file: the type at least tells
-		// which kind of config a record is about.
-		e.label = e.spec.kind
+	if len(paths) > 0 {
+		return strings.Join(paths, ","), paths
 	}
-	e.attrs = []slog.Attr{slog.String("config", e.label), slog.Any("paths", paths)}
+	// Neither named nor watching a file: the type at least tells which
+	// kind of config a record is about.
+	return s.kind, paths
 }
 
 // pathOf is the path a keepwatch provider watches; "" for another provider.
@@ -351,6 +360,19 @@ func (e *engine[T]) snapshotStats() Stats {
 	e.statsMu.Lock()
 	defer e.statsMu.Unlock()
 	return e.stats
+}
+
+// statsOf is snapshotStats of the owner whose fields are s: before the
+// first start, the config is named, and said comparable or not, as start
+// will.
+func (e *engine[T]) statsOf(s func() spec[T]) Stats {
+	st := e.snapshotStats()
+	if st.Name == "" {
+		sp := s()
+		st.Name, _ = sp.label()
+		st.Comparable = sp.identity.comparable()
+	}
+	return st
 }
 
 func (e *engine[T]) close() error {

@@ -21,6 +21,9 @@ import (
 	"go.uber.org/goleak"
 )
 
+// noIdentity is the record of a config started without an identity.
+const noIdentity = "INFO keepwatch: config has no identity, its replicas cannot be compared; give it an IdentityKey"
+
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }

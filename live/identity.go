@@ -33,6 +33,10 @@ func (id identity) check() error {
 	return nil
 }
 
+// comparable reports whether the config has an Identity to compare
+// replicas by.
+func (id identity) comparable() bool { return id.key != nil || id.plain }
+
 // of returns the Identity of k; "" if none is asked for.
 func (id identity) of(k *koanf.Koanf) string {
 	var h hash.Hash

@@ -68,7 +68,7 @@ func TestOnErrorIsToldOfEachFailureAfterStart(t *testing.T) {
 	require.Error(t, err)
 	assert.Regexp(t, `^keepwatch: config `+path+` not loaded: yaml: `, err.Error())
 	assert.Empty(t, reported.all(), "a failed Start is not told to OnError")
-	assert.Empty(t, logs.at(slog.LevelInfo), "nor logged")
+	assert.Equal(t, []string{noIdentity}, logs.at(slog.LevelInfo), "nor logged: only that the config has no identity, once")
 	st := c.Stats()
 	assert.Zero(t, st.Rejected, "nor counted as a rejection: Start may be tried again")
 	assert.False(t, st.LastSucceeded)
@@ -79,7 +79,8 @@ func TestOnErrorIsToldOfEachFailureAfterStart(t *testing.T) {
 	start(t, c)
 	replace(t, path, "a: [\n")
 	errs := reported.waitLen(t, 1)
-	assert.Equal(t, []string{"WARN keepwatch: config not reloaded, the last good one stays in force"}, logs.at(slog.LevelInfo))
+	assert.Equal(t, []string{noIdentity, "WARN keepwatch: config not reloaded, the last good one stays in force"}, logs.at(slog.LevelInfo),
+		"no identity told once, though Start was called twice")
 	assert.Equal(t, errs[0].Error(), attrs(logs.records(slog.LevelWarn)[0])["error"], "the log and OnError tell one error")
 	err = c.Reload()
 	require.Error(t, err, "a failed Reload is returned, logged and told")
@@ -117,7 +118,7 @@ func TestProblemsOfWatchedProviders(t *testing.T) {
 		require.NoError(t, os.Remove(path))
 		errs := reported.waitLen(t, 1)
 		assert.ErrorIs(t, errs[0], fs.ErrNotExist)
-		assert.Empty(t, logs.at(slog.LevelInfo), "the provider logged it, to its own logger")
+		assert.Equal(t, []string{noIdentity}, logs.at(slog.LevelInfo), "the provider logged it, to its own logger")
 	})
 }
 

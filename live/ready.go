@@ -76,7 +76,7 @@ func ReadyHandler(configs ...Reporter) http.Handler {
 func readyLine(st Stats) string {
 	name := st.Name
 	if name == "" {
-		name = "(not started)"
+		name = "(unnamed)" // a Reporter of another kind
 	}
 	if st.Published == 0 {
 		s := "waiting " + name + ": no good config yet"
@@ -86,8 +86,11 @@ func readyLine(st Stats) string {
 		return s
 	}
 	s := "ok      " + name + ": in force since " + stamp(st.LastPublished)
-	if st.Identity != "" {
+	switch {
+	case st.Identity != "":
 		s += ", " + st.Identity
+	case !st.Comparable:
+		s += ", no identity: replicas cannot be compared"
 	}
 	if !st.LastSucceeded {
 		s += "; a reload failed at " + stamp(st.LastErrorTime) + " and was rejected, the config in force stays (the error is in the log)"

@@ -195,11 +195,11 @@ func (v *Value[T]) Subscribe(fn func(old, new T)) (cancel func()) {
 
 // Stats returns a snapshot of what the value has done. It never waits for
 // a reload under way.
-func (v *Value[T]) Stats() Stats { return v.e.snapshotStats() }
+func (v *Value[T]) Stats() Stats { return v.e.statsOf(v.spec) }
 
 // Ready returns nil once a good value is in force, and an error matching
 // ErrNotReady before, as [Config.Ready].
-func (v *Value[T]) Ready() error { return ready(v.e.snapshotStats()) }
+func (v *Value[T]) Ready() error { return ready(v.e.statsOf(v.spec)) }
 
 // Close stops watching; the value in force stays readable, and is not
 // closed. It does not wait for a reload under way: Shutdown does.

@@ -96,6 +96,7 @@ func TestABadPushKeepsTheLastGoodValue(t *testing.T) {
 	assert.Equal(t, uint64(2), st.Published)
 	assert.Len(t, reported.all(), 3, "each bad push told once")
 	assert.Equal(t, []string{
+		noIdentity,
 		"WARN keepwatch: config not reloaded, the last good one stays in force",
 		"WARN keepwatch: config not reloaded, the last good one stays in force",
 		"WARN keepwatch: config not reloaded, the last good one stays in force",
@@ -258,6 +259,7 @@ func TestAReplacedValueIsClosed(t *testing.T) {
 	assert.True(t, c.closed.Load())
 	assert.Equal(t, []bool{false, false, false, false}, closedAtCall, "closed only after the subscribers returned")
 	assert.Equal(t, []string{
+		noIdentity,
 		"WARN keepwatch: config not reloaded, the last good one stays in force",
 		"INFO keepwatch: config reloaded, the failure is over",
 		"WARN keepwatch: closing a replaced value failed",

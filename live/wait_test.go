@@ -89,9 +89,10 @@ func TestStartWaitWaitsForAGoodConfigAndStaysReadyThroughABadPush(t *testing.T) 
 	assert.NoError(t, c.Ready())
 	code, body = probe(t, readyz)
 	assert.Equal(t, http.StatusOK, code)
-	assert.Regexp(t, `^ok      app: in force since \S+\n$`, body)
+	assert.Regexp(t, `^ok      app: in force since \S+, no identity: replicas cannot be compared\n$`, body)
 	assert.Empty(t, reported.all(), "the wait's failures are not OnError's")
 	assert.Equal(t, []string{
+		noIdentity,
 		"WARN keepwatch: no good config yet, waiting for one", // missing
 		"WARN keepwatch: no good config yet, waiting for one", // rejected
 		"INFO keepwatch: config loaded, the wait is over",
@@ -106,7 +107,7 @@ func TestStartWaitWaitsForAGoodConfigAndStaysReadyThroughABadPush(t *testing.T) 
 	assert.NoError(t, c.Ready(), "the config in force serves on")
 	code, body = probe(t, readyz)
 	assert.Equal(t, http.StatusOK, code)
-	assert.Regexp(t, `^ok      app: in force since \S+; a reload failed at \S+ and was rejected, the config in force stays \(the error is in the log\)\n$`, body)
+	assert.Regexp(t, `^ok      app: in force since \S+, no identity: replicas cannot be compared; a reload failed at \S+ and was rejected, the config in force stays \(the error is in the log\)\n$`, body)
 	assert.NotContains(t, body, "port", "no error text")
 
 	// Recovery.

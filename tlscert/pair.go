@@ -39,6 +39,16 @@ type names struct {
 	cert, key, ca string // ca is "" without a client CA
 }
 
+// String names the files, for an error: "certificate tls.crt, key
+// tls.key", and ", CA bundle ca.crt" with one.
+func (n names) String() string {
+	s := "certificate " + n.cert + ", key " + n.key
+	if n.ca != "" {
+		s += ", CA bundle " + n.ca
+	}
+	return s
+}
+
 func (n names) list() []string {
 	if n.ca == "" {
 		return []string{n.cert, n.key}

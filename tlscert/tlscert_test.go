@@ -213,7 +213,13 @@ func TestNewFailsWithNothingToServe(t *testing.T) {
 	dir := t.TempDir()
 	_, err := tlscert.New(dir)
 	assert.ErrorIs(t, err, fs.ErrNotExist)
-	assert.ErrorContains(t, err, "tls.crt")
+	assert.EqualError(t, err, "keepwatch: TLS certificate tls.crt, key tls.key in "+dir+": open "+filepath.Join(dir, "tls.crt")+": no such file or directory")
+
+	// A directory that is not there: the library and the files named.
+	missing := filepath.Join(dir, "secret")
+	_, err = tlscert.New(missing, tlscert.WithClientCA("ca.crt"))
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+	assert.EqualError(t, err, "keepwatch: TLS certificate tls.crt, key tls.key, CA bundle ca.crt in "+missing+": lstat "+missing+": no such file or directory")
 
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "server.pem"), []byte(c.cert), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "server-key.pem"), []byte(ca.issue(t, "d", time.Time{}).key), 0o600))
@@ -322,4 +328,48 @@ func TestErrorsNameTheFile(t *testing.T) {
 	_, err := tlscert.New(v.Dir)
 	require.True(t, errors.As(err, &pe), "%T", err)
 	assert.Equal(t, v.Path("tls.key"), pe.Path)
+}
+
+// A refused pair's record names the certificate refused, by its serial,
+// subject and expiry, and the one in force apart (in_force_serial); a pair
+// whose certificate does not parse names the one in force alone.
+func TestARefusalNamesTheRefusedCertificate(t *testing.T) {
+	ca := newAuthority(t, "ca")
+	inForce := ca.issue(t, "in-force", time.Time{})
+	other := ca.issue(t, "other", time.Time{})
+	expired := ca.issue(t, "expired", time.Now().Add(-time.Minute))
+	v := newVolume(t, secret(inForce))
+	logs := &logBuffer{}
+	certs, err := tlscert.New(v.Dir, tlscert.WithLogger(logs.logger()))
+	require.NoError(t, err)
+	closeWhenDone(t, certs)
+	serial := func(c issued) string { return c.tls.Leaf.SerialNumber.Text(16) }
+
+	refusals := []struct {
+		name    string
+		payload map[string]string
+		says    string
+	}{
+		{"another certificate with the key in force", map[string]string{"tls.crt": other.cert, "tls.key": inForce.key},
+			"serial=" + serial(other) + " subject=\"CN=other\" "},
+		{"an expired certificate", secret(expired),
+			"serial=" + serial(expired) + " subject=\"CN=expired\" "},
+		{"a certificate that does not parse", map[string]string{"tls.crt": "not PEM", "tls.key": inForce.key},
+			"error=\"parse " + v.Path("tls.crt") + ": keepwatch: no PEM certificate\" in_force_serial="},
+	}
+	for i, r := range refusals {
+		update(t, v, r.payload)
+		var line string
+		require.Eventually(t, func() bool {
+			n := 0
+			for l := range strings.Lines(logs.String()) {
+				if strings.Contains(l, "not reloaded") {
+					line, n = l, n+1
+				}
+			}
+			return n == i+1
+		}, waitFor, tick, r.name)
+		assert.Contains(t, line, r.says, r.name)
+		assert.Contains(t, line, "in_force_serial="+serial(inForce)+"\n", r.name)
+	}
 }

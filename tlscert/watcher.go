@@ -3,6 +3,8 @@ package tlscert
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"sync"
@@ -44,7 +46,7 @@ func New(dir string, opts ...Option) (*Watcher, error) {
 	w.set = file.Set(dir, o.names.list(), nil, fileOpts...)
 	files, err := w.set.ReadFiles()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("keepwatch: TLS %s in %s: %w", o.names, w.dir, err)
 	}
 	p, err := parse(w.dir, o.names, files)
 	if err != nil {
@@ -52,7 +54,7 @@ func New(dir string, opts ...Option) (*Watcher, error) {
 	}
 	w.put(p, time.Now())
 	if err := w.set.Watch(w.changed); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("keepwatch: TLS %s in %s: watch: %w", o.names, w.dir, err)
 	}
 	return w, nil
 }
@@ -149,7 +151,7 @@ func (w *Watcher) changed(_ any, err error) {
 		err = judge(w.dir, w.o.names, p, w.cur.Load(), now)
 	}
 	if err != nil {
-		w.refuse(err, now)
+		w.refuse(err, now, files)
 		return
 	}
 	w.put(p, now)
@@ -163,7 +165,7 @@ func (w *Watcher) put(p *pair, now time.Time) {
 	w.stats.LastLoaded = now
 	w.mu.Unlock()
 	leaf := p.cert.Leaf
-	attrs := []any{slog.String("path", w.dir), slog.String("serial", leaf.SerialNumber.Text(16)),
+	attrs := []any{slog.String("path", w.dir), slog.String("serial", serial(leaf)),
 		slog.String("subject", leaf.Subject.String()), slog.Time("not_after", leaf.NotAfter)}
 	if expired(p, now) {
 		w.o.log().Warn("keepwatch: TLS certificate loaded, and it has expired", attrs...)
@@ -172,13 +174,21 @@ func (w *Watcher) put(p *pair, now time.Time) {
 	w.o.log().Info("keepwatch: TLS certificate loaded", attrs...)
 }
 
-// refuse records a pair refused: the one in force stays.
-func (w *Watcher) refuse(err error, now time.Time) {
+// refuse records a pair refused: the one in force stays. The record names
+// the refused certificate (serial, subject, not_after) where it parsed,
+// and the one in force (in_force_serial).
+func (w *Watcher) refuse(err error, now time.Time, files map[string][]byte) {
 	w.mu.Lock()
 	w.stats.Rejected++
 	w.stats.LastError, w.stats.LastErrorTime = err, now
 	w.mu.Unlock()
-	w.o.log().Warn("keepwatch: TLS certificate not reloaded, the one in force stays",
-		slog.String("path", w.dir), slog.Any("error", err),
-		slog.String("serial", w.cur.Load().cert.Leaf.SerialNumber.Text(16)))
+	attrs := []any{slog.String("path", w.dir), slog.Any("error", err)}
+	if _, leaf, err := parseCertificates(files[w.o.names.cert]); err == nil {
+		attrs = append(attrs, slog.String("serial", serial(leaf)), slog.String("subject", leaf.Subject.String()),
+			slog.Time("not_after", leaf.NotAfter))
+	}
+	attrs = append(attrs, slog.String("in_force_serial", serial(w.cur.Load().cert.Leaf)))
+	w.o.log().Warn("keepwatch: TLS certificate not reloaded, the one in force stays", attrs...)
 }
+
+func serial(c *x509.Certificate) string { return c.SerialNumber.Text(16) }

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -165,15 +166,24 @@ func (r *report) chain(abs string) chain.Chain {
 }
 
 // hops prints a resolution's symlinks, and where it ends or why it failed.
+// A loop is printed once round, up to the link it comes back to.
 func (r *report) hops(c *chain.Chain) {
+	seen := map[string]bool{}
 	for i, h := range c.Hops {
 		label := ""
 		if i == 0 {
 			label = "chain"
 		}
+		if seen[h.Link+"\x00"+h.Target] {
+			r.add(info, label, "%s -> %s again, and so on: a loop", h.Link, h.Target)
+			break
+		}
+		seen[h.Link+"\x00"+h.Target] = true
 		r.add(info, label, "%s -> %s", h.Link, h.Target)
 	}
 	switch {
+	case c.Err != nil && errors.Is(c.Err, syscall.ELOOP):
+		r.add(problem, "chain", "%v: a symlink loop, which nothing the program can do gets past; fix the links", c.Err)
 	case c.Err != nil && r.wait && errors.Is(c.Err, fs.ErrNotExist):
 		r.add(warn, "chain", "%v: not there yet; with file.WithWaitForPath() the watch waits for it and reads it when it comes", c.Err)
 	case c.Err != nil:
@@ -204,7 +214,14 @@ func (r *report) probing() []keepwatch.Option {
 // says so if it does not: on a path that does not resolve, Watch fails as
 // the stock provider's does, unless the program gives WithWaitForPath.
 func (r *report) watchStarts(p provider) {
-	if err := p.WatchWithContext(context.Background(), func(any, error) {}); err != nil {
+	err := p.WatchWithContext(context.Background(), func(any, error) {})
+	switch {
+	case errors.Is(err, syscall.ELOOP):
+		// WithWaitForPath would start it, to wait for a path that never
+		// comes: the loop is the links' to fix.
+		r.add(problem, "watch", "Watch fails now: %v (as koanf's stock provider's); no option gets past a symlink loop", err)
+		return
+	case err != nil:
 		r.add(problem, "watch", "Watch fails now: %v (as koanf's stock provider's); with file.WithWaitForPath() it starts, and waits for the path", err)
 		return
 	}
@@ -238,7 +255,10 @@ func (r *report) layout(abs string) {
 	data := filepath.Join(dir, "..data")
 	target, err := os.Readlink(data)
 	if err != nil {
-		r.add(info, "layout", "not a kubelet volume (no ..data link in %s)", dir)
+		r.noDataLink(dir, err, "")
+		return
+	}
+	if !r.dataLeads(dir, target) {
 		return
 	}
 	if _, err := os.Lstat(abs); errors.Is(err, fs.ErrNotExist) {
@@ -251,6 +271,37 @@ func (r *report) layout(abs string) {
 		return
 	}
 	r.add(warn, "layout", "kubelet volume, but %s does not lead through ..data: kubelet updates will not show through it", filepath.Base(abs))
+}
+
+// noDataLink says why dir has no ..data link: there is none, or the
+// doctor may not look, which it then does not claim.
+func (r *report) noDataLink(dir string, err error, more string) {
+	switch {
+	case errors.Is(err, fs.ErrPermission):
+		r.add(info, "layout", "not checked: %s may not look in %s for a ..data link", whoAmI(), dir)
+	case errors.Is(err, fs.ErrNotExist):
+		r.add(info, "layout", "not a kubelet volume (no ..data link in %s)%s", dir, more)
+	default:
+		r.add(info, "layout", "not a kubelet volume (%s/..data is not a link: %v)%s", dir, err, more)
+	}
+}
+
+// dataLeads reports whether dir's ..data link, to target, leads to a
+// directory, as kubelet's does to its payload, and says what is wrong if
+// it does not: a loop (..data -> ..data), or nothing there.
+func (r *report) dataLeads(dir, target string) bool {
+	fi, err := os.Stat(filepath.Join(dir, "..data"))
+	switch {
+	case errors.Is(err, syscall.ELOOP):
+		r.add(problem, "layout", "..data -> %s is a symlink loop, not a kubelet volume's link to its payload: nothing under it can be read", target)
+	case err != nil:
+		r.add(problem, "layout", "..data -> %s leads nowhere (%v): nothing under it can be read", target, explain(err))
+	case !fi.IsDir():
+		r.add(problem, "layout", "..data -> %s is not a directory, as a kubelet volume's payload is", target)
+	default:
+		return true
+	}
+	return false
 }
 
 // volumeKeys lists the keys of the kubelet volume dir: the files of the

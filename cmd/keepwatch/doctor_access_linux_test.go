@@ -80,6 +80,9 @@ func TestDoctorNamesTheDirectoryThatBlocksAccess(t *testing.T) {
 		"PROBLEM  access      uid 65534 (nobody) may not enter "+filepath.Dir(locked)+": mode 0000 (d---------), "+rootDir+"\n")
 	assert.Contains(t, stdout, "verdict: hot reload will NOT work")
 	assert.NotContains(t, stdout, "polling", "the library waits on the directory above for it to open")
+	assert.Contains(t, stdout, "         layout      not checked: uid 65534 (nobody) may not look in "+filepath.Dir(locked)+" for a ..data link\n",
+		"nobody cannot know whether there is one")
+	assert.NotContains(t, stdout, "no ..data link")
 
 	// A group's directory: its group may enter, others not.
 	team := dirWith(t, base, "team", 0o750, 65534)

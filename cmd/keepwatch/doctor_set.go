@@ -69,10 +69,12 @@ func (r *report) volume(dir string) (base string, kubelet bool) {
 	gen, err := os.Readlink(filepath.Join(dir, "..data"))
 	switch {
 	case err != nil:
-		r.add(info, "layout", "not a kubelet volume (no ..data link in %s): a set rewritten file by file is read once it has been quiet for the quiet window (WithQuietWindow), so that no read mixes files from before and after an update", dir)
+		r.noDataLink(dir, err, ": a set rewritten file by file is read once it has been quiet for the quiet window (WithQuietWindow), so that no read mixes files from before and after an update")
 		return dir, false
 	case filepath.IsAbs(gen) || strings.ContainsRune(gen, filepath.Separator):
 		r.add(warn, "layout", "..data -> %s is not kubelet's (its link names a directory beside it): read as a plain directory", gen)
+		return dir, false
+	case !r.dataLeads(dir, gen):
 		return dir, false
 	}
 	r.add(ok, "layout", "kubelet volume (ConfigMap, Secret or projected): ..data -> %s; each read of the set resolves ..data once and reads every file from there, so a read never mixes two updates, and each update is read at once", gen)

@@ -109,6 +109,34 @@ func TestDoctorOnBadPaths(t *testing.T) {
 	assert.Equal(t, 1, code, "a loop is no path that is not there yet")
 	assert.Contains(t, stdout, "PROBLEM  chain")
 
+	// A loop of two links is printed once round, not as far as the
+	// resolver went; no option is offered for it, as none gets past it.
+	require.NoError(t, os.Symlink("b", filepath.Join(dir, "a")))
+	require.NoError(t, os.Symlink("a", filepath.Join(dir, "b")))
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	stdout, _, code = runCmd(t, "doctor", a)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stdout, "         chain       "+a+" -> b\n"+
+		"                     "+b+" -> a\n"+
+		"                     "+a+" -> b again, and so on: a loop\n"+
+		"PROBLEM  chain       resolve "+a+": too many levels of symbolic links: a symlink loop, which nothing the program can do gets past; fix the links\n"+
+		"PROBLEM  watch       Watch fails now: watch "+a+": too many levels of symbolic links (as koanf's stock provider's); no option gets past a symlink loop\n")
+	assert.NotContains(t, stdout, "WithWaitForPath")
+	assert.Equal(t, 3, strings.Count(stdout, " -> "), "each link once, and the first again")
+
+	// A ..data that points at itself is no kubelet volume, for a file and
+	// a set alike.
+	vol := filepath.Join(dir, "vol")
+	require.NoError(t, os.Mkdir(vol, 0o755))
+	require.NoError(t, os.Symlink("..data", filepath.Join(vol, "..data")))
+	require.NoError(t, os.Symlink("..data/app.yaml", filepath.Join(vol, "app.yaml")))
+	for _, arg := range []string{filepath.Join(vol, "app.yaml"), vol + "/"} {
+		stdout, _, code = runCmd(t, "doctor", arg)
+		assert.Equal(t, 1, code, arg)
+		assert.Contains(t, stdout, "PROBLEM  layout      ..data -> ..data is a symlink loop, not a kubelet volume's link to its payload: nothing under it can be read\n", arg)
+		assert.NotContains(t, stdout, "ok       layout", arg)
+	}
+
 	// A set's directory that is missing: Watch fails on it too.
 	stdout, _, code = runCmd(t, "doctor", filepath.Join(dir, "conf.d")+"/")
 	assert.Equal(t, 1, code)

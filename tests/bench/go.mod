@@ -2,10 +2,8 @@ module github.com/keepwatch/file/tests/bench
 
 go 1.25.0
 
-replace github.com/keepwatch/file => ../..
-
 require (
-	github.com/keepwatch/file v0.0.0-00010101000000-000000000000
+	github.com/keepwatch/file v0.1.0
 	github.com/knadh/koanf/parsers/yaml v1.1.1
 	github.com/knadh/koanf/providers/file v1.2.1
 	github.com/knadh/koanf/v2 v2.4.1

@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/go-logr/logr v1.4.3
-	github.com/keepwatch/file v0.0.0
+	github.com/keepwatch/file v0.1.0
 	sigs.k8s.io/controller-runtime v0.25.2
 )
 
@@ -63,5 +63,3 @@ require (
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
-
-replace github.com/keepwatch/file => ../..

@@ -3,9 +3,9 @@ module github.com/keepwatch/file/tests/docs
 go 1.26.0
 
 require (
-	github.com/keepwatch/file v0.0.0
-	github.com/keepwatch/file/keepwatchprom v0.0.0
-	github.com/keepwatch/file/live v0.0.0-00010101000000-000000000000
+	github.com/keepwatch/file v0.1.0
+	github.com/keepwatch/file/keepwatchprom v0.1.0
+	github.com/keepwatch/file/live v0.1.0
 	github.com/knadh/koanf/parsers/json v1.0.1
 	github.com/knadh/koanf/parsers/yaml v1.1.1
 	github.com/knadh/koanf/providers/confmap v1.0.1
@@ -52,10 +52,4 @@ require (
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260928230214-8a89bd6388cc // indirect
 	google.golang.org/grpc v1.83.2 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
-)
-
-replace (
-	github.com/keepwatch/file => ../..
-	github.com/keepwatch/file/keepwatchprom => ../../keepwatchprom
-	github.com/keepwatch/file/live => ../../live
 )

@@ -5,7 +5,8 @@ package main
 // The packages the docs' Go blocks may import besides the standard
 // library: this file is never built, but go mod tidy keeps their modules
 // in this module's go.mod, where the blocks are compiled. For a doc to
-// import a package of another module, add it here and run go mod tidy.
+// import a package of another module, add it here and run make tidy
+// (go mod tidy, through tests/tidy.sh).
 import (
 	_ "github.com/keepwatch/file"
 	_ "github.com/keepwatch/file/k8smount"

@@ -32,10 +32,10 @@
 // which no reader of the block could tell).
 //
 // The blocks are compiled in this module, whose go.mod requires the
-// library (replaced by this working tree) and the modules the docs import
-// (imports.go lists them): for a doc to import another module, add a
-// package of it to imports.go and run go mod tidy here. Nothing enters the
-// library's own go.mod.
+// library (this working tree's, through go.work) and the modules the docs
+// import (imports.go lists them): for a doc to import another module, add
+// a package of it to imports.go and run make tidy (tests/tidy.sh
+// tests/docs). Nothing enters the library's own go.mod.
 //
 // A failure names the Markdown file, the line in it, the block and the
 // compiler's message, as
@@ -381,7 +381,7 @@ func explain(msg string) string {
 	msg, _, _ = strings.Cut(msg, "\n")
 	msg = strings.TrimSuffix(msg, "; to add it:")
 	if strings.Contains(msg, "no required module provides package") {
-		msg += " (for a doc to import it, add it to tests/docs/imports.go and run go mod tidy in tests/docs)"
+		msg += " (for a doc to import it, add it to tests/docs/imports.go and run make tidy)"
 	}
 	return msg
 }

@@ -54,7 +54,7 @@ func TestEachFailureIsPlaced(t *testing.T) {
 	assert.Equal(t, []string{
 		f + ":9:14: undefined: checkPolicy (go block at line 3)",
 		f + ":14: not a whole file: begin it with its package clause and imports, or mark it ```go fragment (go block at line 13)",
-		f + ":20:8: no required module provides package github.com/knadh/koanf/providers/s3 (for a doc to import it, add it to tests/docs/imports.go and run go mod tidy in tests/docs) (go block at line 17)",
+		f + ":20:8: no required module provides package github.com/knadh/koanf/providers/s3 (for a doc to import it, add it to tests/docs/imports.go and run make tidy) (go block at line 17)",
 		f + `:28:26: cannot use "x" (untyped string constant) as int value in return statement (go block at line 25)`,
 		f + `:31: unknown word "title=\"main.go\"" after go: the only one is fragment (go block at line 31)`,
 		f + ":42:2: undefined: undefinedCall (go block at line 37)",

@@ -2,15 +2,10 @@ module github.com/keepwatch/file/tests/fleet
 
 go 1.25.0
 
-replace (
-	github.com/keepwatch/file => ../..
-	github.com/keepwatch/file/keepwatchprom => ../../keepwatchprom
-)
-
 require (
-	github.com/keepwatch/file v0.0.0-00010101000000-000000000000
-	github.com/keepwatch/file/keepwatchprom v0.0.0-00010101000000-000000000000
-	github.com/keepwatch/file/live v0.0.0-00010101000000-000000000000
+	github.com/keepwatch/file v0.1.0
+	github.com/keepwatch/file/keepwatchprom v0.1.0
+	github.com/keepwatch/file/live v0.1.0
 	github.com/knadh/koanf/parsers/yaml v1.1.1
 	github.com/knadh/koanf/v2 v2.4.1
 	github.com/prometheus/client_golang v1.22.0
@@ -32,5 +27,3 @@ require (
 	golang.org/x/sys v0.32.0 // indirect
 	google.golang.org/protobuf v1.36.5 // indirect
 )
-
-replace github.com/keepwatch/file/live => ../../live

@@ -19,7 +19,10 @@
 // fires; it converges, and the alert clears. Then the first is pushed a
 // config its Validate rejects: its identity stays that of the config in
 // force, so the replicas still agree, and KeepwatchConfigReloadFailed
-// fires until a good config follows.
+// fires until a good config follows. Last, the second is given a TLS
+// Secret whose key is not its certificate's: tlscert refuses it and serves
+// on the certificate in force, and KeepwatchTLSRotationRejected fires
+// until a good pair follows.
 //
 // Every process it starts is stopped before it exits, on an interrupt
 // too. It exits 1 if a step does not happen within its deadline.
@@ -111,8 +114,13 @@ func (f *fleet) run(ctx context.Context) error {
 		return err
 	}
 
-	// Three pods: each its own volumes of the same ConfigMaps and Secret.
+	// Three pods: each its own volumes of the same ConfigMaps and Secrets.
 	apps := make([]*kubevol.Volume, 3)
+	tlsVols := make([]*kubevol.Volume, 3)
+	serving, err := selfSigned("svc")
+	if err != nil {
+		return err
+	}
 	for i := range apps {
 		pod := filepath.Join(f.dir, fmt.Sprintf("pod-%d", i+1))
 		if apps[i], err = kubevol.New(filepath.Join(pod, "app"), appV1); err != nil {
@@ -123,6 +131,9 @@ func (f *fleet) run(ctx context.Context) error {
 		}
 		secret, err := kubevol.New(filepath.Join(pod, "identity"), map[string]string{"key": "shared by the replicas, from a Secret\n"})
 		if err != nil {
+			return err
+		}
+		if tlsVols[i], err = kubevol.New(filepath.Join(pod, "tls"), serving.secret()); err != nil {
 			return err
 		}
 		p, err := f.startReplica(ctx, self, fmt.Sprintf("pod-%d", i+1), pod, filepath.Join(secret.Dir, "key"))
@@ -206,7 +217,48 @@ func (f *fleet) run(ctx context.Context) error {
 	if _, err := apps[0].Update(appV1); err != nil {
 		return err
 	}
-	return f.alert(ctx, "KeepwatchConfigReloadFailed", "", 60*time.Second)
+	if err := f.alert(ctx, "KeepwatchConfigReloadFailed", "", 60*time.Second); err != nil {
+		return err
+	}
+
+	// A TLS Secret pod-2 refuses: a certificate with another's key. It
+	// serves on the certificate in force.
+	renewed, err := selfSigned("svc")
+	if err != nil {
+		return err
+	}
+	f.say("pod-2's TLS Secret volume updated to a certificate with another certificate's key")
+	if _, err := tlsVols[1].Update(map[string]string{"tls.crt": renewed.cert, "tls.key": serving.key}); err != nil {
+		return err
+	}
+	refused := time.Now()
+	if err := f.alert(ctx, "KeepwatchTLSRotationRejected", "firing", 90*time.Second); err != nil {
+		return err
+	}
+	f.say("  %.1fs after the refused pair (for: 5s in the fleet's rules)", time.Since(refused).Seconds())
+	if err := f.showSeries(`keepwatch_tls_last_rotation_successful{job="svc"}`); err != nil {
+		return err
+	}
+	f.say("pod-2's TLS Secret volume updated to the renewed certificate and its key")
+	if _, err := tlsVols[1].Update(renewed.secret()); err != nil {
+		return err
+	}
+	return f.alert(ctx, "KeepwatchTLSRotationRejected", "", 60*time.Second)
+}
+
+// showSeries prints a query's samples, by pod.
+func (f *fleet) showSeries(q string) error {
+	samples, err := f.query(q)
+	if err != nil {
+		return err
+	}
+	var lines []string
+	for _, s := range samples {
+		lines = append(lines, fmt.Sprintf("pod=%s %v", f.podOf(s.labels["instance"]), s.value))
+	}
+	slices.Sort(lines)
+	f.say("Prometheus: %s\n%s", q, indent(strings.Join(lines, "\n")))
+	return nil
 }
 
 // startReplica starts one pod's process and waits for its address.
@@ -217,7 +269,7 @@ func (f *fleet) startReplica(ctx context.Context, self, name, pod, key string) (
 		return nil, err
 	}
 	defer logFile.Close()
-	p.cmd = exec.Command(self, "replica", "-app", filepath.Join(pod, "app"), "-authz", filepath.Join(pod, "authz"), "-key", key)
+	p.cmd = exec.Command(self, "replica", "-app", filepath.Join(pod, "app"), "-authz", filepath.Join(pod, "authz"), "-tls", filepath.Join(pod, "tls"), "-key", key)
 	p.cmd.Stderr = logFile
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdout, err := p.cmd.StdoutPipe()

@@ -17,6 +17,7 @@ import (
 	"github.com/keepwatch/file"
 	"github.com/keepwatch/file/keepwatchprom"
 	"github.com/keepwatch/file/live"
+	"github.com/keepwatch/file/tlscert"
 	"github.com/knadh/koanf/parsers/yaml"
 	"github.com/knadh/koanf/v2"
 	"github.com/prometheus/client_golang/prometheus"
@@ -32,13 +33,15 @@ type App struct {
 // replica is one pod of the Deployment: a service with two live configs,
 // app (a Value from a ConfigMap's key) and authz (a Config from another
 // ConfigMap's two keys, read as one set), both under the identity key
-// from a Secret every pod mounts; /metrics and /readyz on a port of
+// from a Secret every pod mounts, and the TLS certificate of a
+// kubernetes.io/tls Secret (tlscert); /metrics and /readyz on a port of
 // loopback it prints as "listening ADDR".
 func replica(args []string) error {
 	fs := flag.NewFlagSet("replica", flag.ContinueOnError)
 	appDir := fs.String("app", "", "the app ConfigMap's volume")
 	authzDir := fs.String("authz", "", "the authz ConfigMap's volume")
 	keyFile := fs.String("key", "", "the identity key, in a Secret's volume")
+	tlsDir := fs.String("tls", "", "the TLS Secret's volume (tls.crt, tls.key)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -80,9 +83,16 @@ func replica(args []string) error {
 		}
 	}
 
+	certs, err := tlscert.New(*tlsDir, tlscert.WithLogger(log))
+	if err != nil {
+		return err
+	}
+	defer certs.Close()
+
 	metrics := keepwatchprom.NewCollector()
 	metrics.AddConfig(app, authz)
 	metrics.AddProvider(appFile, authzSet)
+	metrics.AddTLS(certs)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(metrics)
 	mux := http.NewServeMux()

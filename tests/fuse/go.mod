@@ -2,12 +2,10 @@ module github.com/keepwatch/file/tests/fuse
 
 go 1.25.0
 
-replace github.com/keepwatch/file => ../..
-
 require (
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/hanwen/go-fuse/v2 v2.12.1
-	github.com/keepwatch/file v0.0.0-00010101000000-000000000000
+	github.com/keepwatch/file v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
 )

@@ -3,7 +3,7 @@ module github.com/keepwatch/file/tests/k8smount
 go 1.25.0
 
 require (
-	github.com/keepwatch/file v0.0.0
+	github.com/keepwatch/file v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
 )
@@ -13,5 +13,3 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/sys v0.32.0 // indirect
 )
-
-replace github.com/keepwatch/file => ../..

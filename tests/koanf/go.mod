@@ -2,11 +2,9 @@ module github.com/keepwatch/file/tests/koanf
 
 go 1.25.0
 
-replace github.com/keepwatch/file => ../..
-
 require (
 	github.com/fsnotify/fsnotify v1.10.1
-	github.com/keepwatch/file v0.0.0-00010101000000-000000000000
+	github.com/keepwatch/file v0.1.0
 	github.com/knadh/koanf/maps v0.1.2
 	github.com/knadh/koanf/parsers/json v1.0.1
 	github.com/knadh/koanf/parsers/yaml v1.1.1
