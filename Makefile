@@ -137,8 +137,8 @@ bench: ## benchmarks against koanf's stock provider: a table (medians of BENCHCO
 		-args -latency.samples=$(CURDIR)/$(SAMPLES) | tee $(CURDIR)/bench.out
 	$(ROOTGO) test -run='^$$' -bench='$(BENCH)' -benchtime=$(BENCHTIME) -count=$(BENCHCOUNT) -timeout=60m . | tee -a bench.out
 	@echo
-	@$(GO) run ./cmd/benchtable < bench.out
-	@if [ -s $(SAMPLES) ]; then $(GO) run ./cmd/benchplot -in $(SAMPLES) -out docs/bench-latency.svg -note '$(BENCHNOTE)' && echo "wrote docs/bench-latency.svg"; fi
+	@cd tests/bench && $(GO) run ./benchtable < $(CURDIR)/bench.out
+	@if [ -s $(SAMPLES) ]; then (cd tests/bench && $(GO) run ./benchplot -in $(CURDIR)/$(SAMPLES) -out $(CURDIR)/docs/bench-latency.svg -note '$(BENCHNOTE)') && echo "wrote docs/bench-latency.svg"; fi
 
 BENCHTLS_FLAGS ?=
 

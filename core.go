@@ -417,7 +417,13 @@ func (c *core) recordSubPath() {
 }
 
 // startable returns why Watch cannot start now: a watch runs, or the path
-// does not resolve. The stock provider checks in the same order.
+// does not resolve. The stock provider checks in the same order. Watch
+// starts only on a path that resolves, as koanf's stock provider's does:
+// code written for it asks Watch whether the file is there (a test that
+// removes the file and expects an error, a service that must not run
+// without its config). Once a watch has started, it never ends on its own:
+// a path that goes away later is waited for. [WithWaitForPath] waives the
+// check, for a service started before its file exists.
 func (c *core) startable() error {
 	c.mu.Lock()
 	running := c.w != nil && !c.w.stopped()

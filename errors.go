@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"reflect"
+	"syscall"
 	"time"
 )
 
@@ -169,4 +170,20 @@ func describeMode(m fs.FileMode) string {
 	default:
 		return "irregular file (" + m.Type().String() + ")"
 	}
+}
+
+// unresolved is the error Watch returns for a path that does not resolve:
+// an *fs.PathError naming the path as given, holding the errno of the
+// lookup that failed, so that errors.Is(err, fs.ErrNotExist) and the older
+// os.IsNotExist(err) both hold for a missing path, as they do for the stock
+// provider's error. nil if err is nil.
+func unresolved(name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		err = errno
+	}
+	return &fs.PathError{Op: "watch", Path: name, Err: err}
 }

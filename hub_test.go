@@ -359,17 +359,28 @@ func TestAppendJoinIsJoin(t *testing.T) {
 }
 
 // hears reports whether a subscription of the hub wants the events of
-// path, and a watch covers its directory, so that a writer of the file
-// there is heard from its first write on.
+// path, and a watch covers the directory path is in now, so that a writer
+// of the file there is heard from its first write on. A watch the hub still
+// counts may be of a directory deleted since, whose drop the backend has
+// yet to hand on: the backend says which inode each watch is of. Where it
+// cannot tell (fsnotify), nothing is heard for sure.
 func (h *hub) hears(path string) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.names[path] == nil {
+	dir := filepath.Dir(path)
+	info, err := os.Stat(dir)
+	if err != nil {
 		return false
 	}
-	dir := filepath.Dir(path)
-	for _, w := range h.watches {
-		if len(w.paths[dir]) > 0 {
+	dev, ino := fileID(info)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.names[path] == nil || h.cur == nil {
+		return false
+	}
+	for id, w := range h.watches {
+		if len(w.paths[dir]) == 0 {
+			continue
+		}
+		if of, ok := h.cur.b.Inode(id); ok && !of.Gone && of.Dev == dev && of.Ino == ino {
 			return true
 		}
 	}

@@ -120,23 +120,6 @@ func WithQuietWindow(d time.Duration) Option {
 	return func(o *options) { o.quiet = max(d, 0) }
 }
 
-// withBackoff sets the bounds of the delay before a broken watch is re-armed;
-// tests use it to make the delays short or long.
-// The delay starts near lo, doubles with each failure in a row up to hi,
-// is jittered, and starts again from lo after a healthy run (one that lasts
-// at least hi). Values of zero or less keep the defaults.
-func withBackoff(lo, hi time.Duration) Option {
-	return func(o *options) {
-		if lo > 0 {
-			o.backoffMin = lo
-		}
-		if hi > 0 {
-			o.backoffMax = hi
-		}
-		o.backoffMax = max(o.backoffMax, o.backoffMin)
-	}
-}
-
 // WithMaxSize sets the largest file, in bytes, that the provider reads;
 // a larger file is reported with [ErrFileTooLarge]. Zero or less keeps the
 // default. Default: 16 MiB.
@@ -201,23 +184,6 @@ func WithContentHash() Option {
 // later is waited for. Default: off.
 func WithWaitForPath() Option {
 	return func(o *options) { o.waitForPath = true }
-}
-
-// withNotifier replaces the filesystem notifier; tests use it to inject
-// failures.
-func withNotifier(newNotifier func() (notifier, error)) Option {
-	return func(o *options) { o.newNotifier = newNotifier }
-}
-
-// withFSType replaces the filesystem-type probe; tests use it to play NFS.
-func withFSType(probe func(path string) (string, bool)) Option {
-	return func(o *options) { o.fsType = probe }
-}
-
-// withMountInfo reads the mount table from path instead of
-// /proc/self/mountinfo; tests use it to play a subPath mount.
-func withMountInfo(path string) Option {
-	return func(o *options) { o.mountInfo = path }
 }
 
 // pollInterval is how often a session polls: at WithPolling's interval,

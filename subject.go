@@ -230,3 +230,9 @@ func (f *fileSubject) stat() decide.Signature {
 func (f *fileSubject) paths() []string { return []string{f.abs} }
 
 func (f *fileSubject) empty(c *content) bool { return len(c.data) == 0 }
+
+// missing says why the file's path does not resolve now, or nil.
+func (f *fileSubject) missing() error {
+	c := chain.Resolve(f.abs, nil)
+	return unresolved(f.path, c.Err)
+}

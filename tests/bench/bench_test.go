@@ -123,10 +123,10 @@ func gen(i int) string {
 // incomplete content) and early (callbacks entered before the moment the
 // update counts from, timed as 0; only an in-place write has them). With
 // -latency.samples=FILE every update's figures go to FILE too, unclamped,
-// for cmd/benchplot's picture (in tests/bench):
+// for benchplot's picture (in tests/bench):
 //
 //	go test -run '^$' -bench '^BenchmarkLatency$' -benchtime 200x -count 3 . -args -latency.samples=$PWD/bench-samples.out
-//	go -C ../.. run ./cmd/benchplot -in tests/bench/bench-samples.out -out docs/bench-latency.svg
+//	go run ./benchplot -in bench-samples.out -out ../../docs/bench-latency.svg
 //
 // To profile keepwatch's hot path in one scenario, run that scenario with
 // keepwatch alone (-latency.only=keepwatch), many updates, a CPU profile
@@ -151,7 +151,7 @@ func gen(i int) string {
 // -sample_index alloc_objects -ignore 'koanf|BenchmarkLatency' bench.test
 // mem.prof.
 var (
-	latencySamples = flag.String("latency.samples", "", "BenchmarkLatency writes every update's figures to this file, for cmd/benchplot")
+	latencySamples = flag.String("latency.samples", "", "BenchmarkLatency writes every update's figures to this file, for benchplot")
 	latencyOnly    = flag.String("latency.only", "", `BenchmarkLatency measures this provider alone, "keepwatch" or "stock" (to profile it)`)
 	latencyDir     = flag.String("latency.dir", "", "BenchmarkLatency's files go under this directory, not the test's temporary one: /dev/shm for a tmpfs, say")
 )
@@ -617,7 +617,7 @@ func latencyTempDir(b *testing.B) string {
 //
 // run numbers the benchmark's runs in this process; the testing package
 // runs each benchmark once with b.N = 1 before the measured runs, and
-// cmd/benchplot keeps, per scenario, the runs with the largest b.N.
+// benchplot keeps, per scenario, the runs with the largest b.N.
 type sampleRecorder struct {
 	b     *testing.B
 	buf   bytes.Buffer

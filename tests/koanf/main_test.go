@@ -12,7 +12,7 @@ import (
 // until its first error. Their goroutines are not leaks of keepwatch's.
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m,
-		goleak.IgnoreAnyFunction("github.com/keepwatch/file.(*watch).run"),
+		goleak.IgnoreAnyFunction("github.com/keepwatch/file.(*delivery).run"),
 		goleak.IgnoreAnyFunction("github.com/keepwatch/file.(*inotifyBackend).readEvents"),
 		goleak.IgnoreAnyFunction("github.com/keepwatch/file.(*inotifyBackend).readMounts"),
 	)

@@ -15,15 +15,14 @@ import (
 )
 
 // The library's providers are koanf's providers, and koanf's parsers are
-// its Parsers, with no conversion: the root package imports no koanf
-// module, so this is checked here, against koanf v2 (tests/koanfv1 checks
-// v1).
+// its Parsers (which ask only for Unmarshal), with no conversion: the root
+// package imports no koanf module, so this is checked here, against koanf
+// v2 (tests/koanfv1 checks v1).
 var (
 	_ koanf.Provider = (*file.File)(nil)
 	_ koanf.Provider = (*file.FileSet)(nil)
 	_ file.Parser    = yaml.Parser()
 	_ file.Parser    = json.Parser()
-	_ koanf.Parser   = file.Parser(nil)
 )
 
 // The reload pattern of koanf's README, unchanged, with a real koanf.
