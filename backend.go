@@ -4,7 +4,7 @@ import "github.com/keepwatch/file/internal/decide"
 
 // backend is the kernel side of the shared watcher: inotify on Linux
 // (backend_linux.go), fsnotify elsewhere (backend_fsnotify.go). The hub
-// multiplexes it among the notifiers of every session.
+// multiplexes it among the notifiers of every watch loop.
 //
 // A backend's goroutines read the kernel and hand what they read to the
 // handler it was made with, directly: a hand-off to another goroutine would

@@ -15,7 +15,7 @@ import (
 // fsnotifyBackend is a backend on an fsnotify watcher: kqueue on macOS and
 // the BSDs, ReadDirectoryChangesW on Windows. fsnotify keys watches by
 // path, so each path is a watch of its own, and it reports neither the
-// close of a written file nor the kernel dropping a watch; the sessions
+// close of a written file nor the kernel dropping a watch; the loops
 // make up for that with the quiet window and the re-check. It also serves
 // on Linux in tests, to check that the hub works with what it offers.
 //
@@ -81,8 +81,8 @@ func (b *fsnotifyBackend) Add(path string) (int, error) {
 // On Linux (tests only: the inotify backend serves there), fsnotify drops
 // a watched directory's own deletion when its parent is watched too, as
 // the parent's event tells it. A parent watched only since then never
-// tells it, and the deletion is lost: the watch of another session on the
-// parent, added as the directory went, left a session waiting on the
+// tells it, and the deletion is lost: the watch of another loop on the
+// parent, added as the directory went, left a loop waiting on the
 // directory for the re-check (TestAStockRestartWrapperWorksUnchanged,
 // about one run in a hundred). So an Add of a directory looks at the
 // watched ones in it.
@@ -97,7 +97,7 @@ func (b *fsnotifyBackend) childrenLocked(dir string) []string {
 }
 
 // reportGone hands on the deletion of each of paths that is not there.
-// One the parent's watch reports too is told twice, which a session takes
+// One the parent's watch reports too is told twice, which a loop takes
 // as one more look.
 func (b *fsnotifyBackend) reportGone(paths []string) {
 	for _, p := range paths {

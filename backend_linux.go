@@ -25,7 +25,7 @@ func newDefaultBackend(h handler) (backend, error) { return newInotifyBackend(h)
 // inotifyMask is what every watch asks for, directory or file: entries
 // appearing and going, in-place writes and the close that ends them,
 // metadata, and the watched inode itself deleted or moved. Symlinks are
-// not followed: the session resolves them itself and watches what they
+// not followed: the watch loop resolves them itself and watches what they
 // lead to.
 const inotifyMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO |
 	unix.IN_MODIFY | unix.IN_CLOSE_WRITE | unix.IN_ATTRIB | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF |
@@ -68,7 +68,7 @@ func newInotifyBackend(h handler) (backend, error) {
 	b.wg.Go(b.readEvents)
 	// The mount table reports a change to poll(2) as POLLPRI (proc(5)).
 	// Without it, mounts over watched paths are only seen by the re-check.
-	// It is read now, before any session resolves a path: a mount made
+	// It is read now, before any loop resolves a path: a mount made
 	// after that differs from it.
 	m, err := unix.Open("/proc/self/mountinfo", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -249,7 +249,7 @@ func (b *inotifyBackend) readEvents() {
 		case errors.Is(err, os.ErrClosed):
 			return
 		case err == nil && rerr == nil:
-			// The batch readied the sessions it woke on this P; let
+			// The batch readied the loops it woke on this P; let
 			// them run before reading again, which would only find the
 			// queue empty and park, or take a batch more first.
 			runtime.Gosched()

@@ -10,9 +10,9 @@ import (
 	"unicode/utf8"
 )
 
-// subBuffer is how many events a subscription holds for its session. Its
+// subBuffer is how many events a subscription holds for its loop. Its
 // last slot is kept for an OpRescan event, so dispatch never blocks: a
-// session busy in a slow callback loses events, not the hub's time, and
+// loop busy in a slow callback loses events, not the hub's time, and
 // rescans.
 const subBuffer = 16
 
@@ -38,8 +38,8 @@ var processHub = newHub(newDefaultBackend)
 // Each event goes only to the subscriptions that want the path it names
 // (see notifier.Want), and an event on a watched inode itself to those
 // watching it: ten thousand files in one directory do not wake ten
-// thousand sessions for each change to one of them. A fault of the backend
-// goes to every subscription, whose sessions then re-arm, each with a full
+// thousand loops for each change to one of them. A fault of the backend
+// goes to every subscription, whose loops then re-arm, each with a full
 // re-read; the first of them to come back makes the hub's next backend,
 // once.
 type hub struct {
@@ -296,7 +296,7 @@ func (h *hub) unwantLocked(s *subscription, path string) {
 	}
 }
 
-// subscription is one session's share of the hub: a notifier.
+// subscription is one watch loop's share of the hub: a notifier.
 type subscription struct {
 	h      *hub
 	in     *instance // the instance it belongs to
@@ -453,7 +453,7 @@ func (s *subscription) Close() error {
 // deliverLocked queues an event without blocking. An event the same as
 // the one queued last, while that one is still unread, is merged into it,
 // as the kernel merges the same event in its own queue: a burst of writes
-// (a tool writing line by line) then fills no session's queue, and loses it
+// (a tool writing line by line) then fills no loop's queue, and loses it
 // no writer's close. Where a file is watched by itself as well as through
 // its directory, the kernel tells each change twice, on the directory's
 // watch and then on the file's own (with its id), so that the copies

@@ -186,7 +186,7 @@ func WithWaitForPath() Option {
 	return func(o *options) { o.waitForPath = true }
 }
 
-// pollInterval is how often a session polls: at WithPolling's interval,
+// pollInterval is how often a loop polls: at WithPolling's interval,
 // or where events cannot be had, every fallbackPollInterval (or at the
 // re-check interval, if shorter).
 func (o *options) pollInterval() time.Duration {

@@ -148,7 +148,7 @@ func (s *setSubject) resolve(before func(string), _ *resolution, _ map[string]bo
 		// directories to watch, down to where a missing one would appear
 		// (a name in a subdirectory too), and no file to watch by itself
 		// until there is one: a watch on a missing file would fail, and a
-		// failed watch ends the session.
+		// failed watch ends the loop.
 		mc := chain.Resolve(path, before)
 		for name := range mc.Names {
 			v.Names[name] = true

@@ -1,0 +1,223 @@
+package decide
+
+import (
+	"errors"
+	"io/fs"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// step is one input handed to a decider at its time after t0, and the
+// decision it must give, summed up (see summary).
+type step struct {
+	at   time.Duration
+	in   func(d *Decider, now time.Time) Decision
+	want string
+}
+
+func open(at time.Duration, want string) step {
+	return step{at, func(d *Decider, now time.Time) Decision { return d.Open(now) }, want}
+}
+
+func start(at time.Duration, r Read, want string) step {
+	return step{at, func(d *Decider, now time.Time) Decision { return d.Start(r, now) }, want}
+}
+
+func event(at time.Duration, ev Event, f Facts, want string) step {
+	return step{at, func(d *Decider, now time.Time) Decision { return d.Event(ev, f, now) }, want}
+}
+
+func timer(at time.Duration, want string) step {
+	return step{at, func(d *Decider, now time.Time) Decision { return d.Timer(now) }, want}
+}
+
+func look(at time.Duration, force bool, st Signature, want string) step {
+	return step{at, func(d *Decider, now time.Time) Decision { return d.Look(ReasonRecheck, force, st, now) }, want}
+}
+
+func resolved(at time.Duration, r Resolution, unheard bool, file fs.FileInfo, want string) step {
+	return step{at, func(d *Decider, now time.Time) Decision { return d.Resolved(r, unheard, file, now) }, want}
+}
+
+func read(at time.Duration, r Read, want string) step {
+	return step{at, func(d *Decider, now time.Time) Decision { return d.Read(r, now) }, want}
+}
+
+func queue(at time.Duration, q Queue, want string) step {
+	return step{at, func(d *Decider, now time.Time) Decision { return d.Queue(q, now) }, want}
+}
+
+func added(at time.Duration, id int, err error, kind ErrKind, want string) step {
+	return step{at, func(d *Decider, now time.Time) Decision {
+		return d.Added(AddResult{ID: id, Err: err, Kind: kind}, now)
+	}, want}
+}
+
+func ownAdded(at time.Duration, id int, after fs.FileInfo, want string) step {
+	return step{at, func(d *Decider, now time.Time) Decision { return d.OwnWatchAdded(AddResult{ID: id}, after, now) }, want}
+}
+
+func inodeOf(at time.Duration, of WatchedInode, want string) step {
+	return step{at, func(d *Decider, now time.Time) Decision { return d.InodeOf(of, true, now) }, want}
+}
+
+func checked(at time.Duration, moved bool, st Signature, want string) step {
+	return step{at, func(d *Decider, now time.Time) Decision { return d.Checked(moved, st, now) }, want}
+}
+
+// A decider's phases, scenario by scenario: each input it takes, from the
+// loop's opening to the reads its events ask for, and the decision each
+// gives. The decider is testDecider's (the file read once, sig 7, its
+// directory and itself watched), unless a scenario starts afresh.
+func TestDecisions(t *testing.T) {
+	res := resolution(readFile)
+	written := fakeFile{ino: 10, size: 5, mtime: t0}
+	asWritten := facts(written, 8)
+	newFile := fakeFile{ino: 20, mtime: t0}
+	boom := errors.New("boom")
+	for _, c := range []struct {
+		name  string
+		fresh bool // a decider that has done nothing yet
+		caps  Caps
+		steps []step
+	}{
+		{"opening: the path resolved and watched until it holds still", true, linux, []step{
+			open(0, "resolve from root"),
+			resolved(0, res, false, nil, "add /etc/app"),
+			added(0, 1, nil, 0, "add /etc/app/config.yaml"),
+			added(0, 2, nil, 0, "resolve from root"),
+			resolved(0, res, false, nil, "prune; nothing"),
+		}},
+		{"opening: a directory that refuses a watch is done without while the file's own watch stands in", true, linux, []step{
+			open(0, "resolve from root"),
+			resolved(0, res, false, nil, "add /etc/app"),
+			added(0, 0, fs.ErrPermission, ErrRefused, "add /etc/app/config.yaml"),
+			added(0, 2, nil, 0, "resolve from root"),
+			// Tried again each round; the one above stands in for it.
+			resolved(0, res, false, nil, "add /etc/app"),
+			added(0, 0, fs.ErrPermission, ErrRefused, "add /etc"),
+			added(0, 3, nil, 0, "resolve from root"),
+			resolved(0, res, false, nil, "add /etc/app"),
+			added(0, 0, fs.ErrPermission, ErrRefused, "prune; nothing"),
+		}},
+		{"opening: any other failure to add a watch ends the loop", true, linux, []step{
+			open(0, "resolve from root"),
+			resolved(0, res, false, nil, "add /etc/app"),
+			added(0, 0, boom, ErrOther, "fail: add watch on /etc/app: boom"),
+		}},
+		{"opening: a path that vanished as it was watched is resolved again", true, linux, []step{
+			open(0, "resolve from root"),
+			resolved(0, res, false, nil, "add /etc/app"),
+			added(0, 0, fs.ErrNotExist, ErrVanished, "resolve from root"),
+			resolved(0, res, false, nil, "add /etc/app"),
+		}},
+		{"the first read: believed once no later writer began", false, linux, []step{
+			start(0, whole(ReasonStart, readFile, 7), "take queue"),
+			queue(0, Queue{}, "forward read; prune; nothing"),
+		}},
+		{"an in-place write: read at its writer's close", false, linux, []step{
+			event(0, Event{Name: path, Op: OpWrite}, asWritten, "nothing; wake +1s"),
+			event(10*time.Millisecond, Event{Name: path, Op: OpClose}, asWritten, "resolve"),
+			resolved(10*time.Millisecond, res, false, nil, "read write"),
+			read(10*time.Millisecond, whole(ReasonWrite, written, 8), "take queue"),
+			queue(10*time.Millisecond, Queue{QueuedFacts: asWritten, LateFacts: asWritten}, "forward read; prune; nothing"),
+		}},
+		{"a writer that holds the file open: read after its pause", false, linux, []step{
+			event(0, Event{Name: path, Op: OpWrite}, asWritten, "nothing; wake +1s"),
+			timer(time.Second, "resolve"),
+			resolved(time.Second, res, false, written, "read write"),
+			read(time.Second, whole(ReasonWrite, written, 8), "take queue"),
+			queue(time.Second, Queue{QueuedFacts: asWritten, LateFacts: asWritten}, "forward read; prune; nothing"),
+		}},
+		{"a later writer among the events queued at a read: the read waits for it", false, linux, []step{
+			event(0, Event{Name: path, Op: OpClose}, asWritten, "resolve"),
+			resolved(0, res, false, nil, "read event"),
+			read(0, whole(ReasonEvent, written, 8), "take queue"),
+			queue(0, Queue{Queued: []Event{{Name: path, Op: OpWrite}}, QueuedFacts: asWritten, LateFacts: asWritten},
+				"prune; nothing; wake +1s"),
+		}},
+		{"a file removed: reported once it has stayed missing for a window", false, linux, []step{
+			// Its own watch went with it.
+			event(0, Event{Name: path, Op: OpRemove}, facts(nil, 0), "forget /etc/app/config.yaml; nothing; wake +100ms"),
+			timer(100*time.Millisecond, "resolve"),
+			resolved(100*time.Millisecond, Resolution{Names: res.Names, Dirs: res.Dirs, Home: dir, HomeParent: "/etc", Atomic: true, One: true},
+				false, nil, "read event"),
+			read(100*time.Millisecond, Read{Why: ReasonEvent, Err: fs.ErrNotExist, Missing: true}, "take queue"),
+			queue(100*time.Millisecond, Queue{QueuedFacts: facts(nil, 0), LateFacts: facts(nil, 0)}, "forward read; prune; nothing"),
+		}},
+		{"a read that failed for a reason of the process: told of, and retried after a backoff", false, linux, []step{
+			event(0, Event{Name: path, Op: OpCreate}, Facts{}, "resolve"),
+			resolved(0, res, false, nil, "read event"),
+			read(0, Read{Why: ReasonEvent, Err: boom, Process: true}, "forward failure; prune; nothing; wake +19.093251ms"),
+			timer(19093251*time.Nanosecond, "resolve"),
+			resolved(19093251*time.Nanosecond, res, false, nil, "read event"),
+			read(19093251*time.Nanosecond, whole(ReasonEvent, written, 8), "take queue"),
+		}},
+		{"a file created empty where the path leads: its own watch is asked for, and its close awaited", false, linux, []step{
+			event(0, Event{Name: path, Op: OpCreate | OpMade}, Facts{}.withEntry(path, newFile), "add own /etc/app/config.yaml; wake +10s"),
+			ownAdded(0, 5, newFile, "nothing; wake +10s"),
+			event(time.Second, Event{Name: path, Op: OpClose, Watch: 5}, facts(newFile, 9), "resolve"),
+		}},
+		{"the awaited file gone right after its own watch's Add: the notifier says the watch was of it", false, linux, []step{
+			event(0, Event{Name: path, Op: OpCreate | OpMade}, Facts{}.withEntry(path, newFile), "add own /etc/app/config.yaml; wake +10s"),
+			ownAdded(0, 5, fakeFile{ino: 30, mode: fs.ModeSymlink}, "ask inode 5; wake +10s"),
+			inodeOf(0, WatchedInode{Gone: true}, "nothing; wake +10s"),
+			event(time.Second, Event{Name: path, Op: OpRemove | OpGone, Watch: 5}, facts(fakeFile{ino: 20, size: 9}, 9), "forget /etc/app/config.yaml; resolve; wake +9s"),
+		}},
+		{"the re-check: nothing changed", false, linux, []step{
+			look(0, false, 7, "checked; nothing"),
+		}},
+		{"the re-check: a change no event told of is read after a quiet window, with every watch added again", false, linux, []step{
+			look(0, false, 8, "resolve from root"),
+			resolved(0, res, false, nil, "add /etc/app"),
+			added(0, 1, nil, 0, "add /etc/app/config.yaml"),
+			added(0, 2, nil, 0, "resolve from root"),
+			resolved(0, res, false, nil, "prune; nothing; wake +100ms"),
+			timer(100*time.Millisecond, "resolve"),
+		}},
+		{"a read's watches: added after it, and the path checked for having moved meanwhile", false, linux, []step{
+			event(0, Event{Name: dir, Op: OpCreate}, Facts{}, "resolve"),
+			resolved(0, Resolution{Names: res.Names, Dirs: []string{dir, "/srv"}, Files: res.Files, Home: dir, Atomic: true, One: true, File: readFile},
+				false, nil, "read event"),
+			read(0, whole(ReasonEvent, readFile, 7), "take queue"),
+			queue(0, Queue{}, "forward read; add /srv"),
+			added(0, 3, nil, 0, "check"),
+			checked(0, true, 0, "prune; resolve from root"),
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := testDecider(c.caps)
+			if c.fresh {
+				d = New(config(c.caps))
+			}
+			for i, s := range c.steps {
+				now := t0.Add(s.at)
+				assert.Equal(t, s.want, summary(s.in(d, now), now), "step %d", i)
+			}
+		})
+	}
+}
+
+// A loop that polls: what it reads is judged without a queue, and it
+// watches nothing.
+func TestDecisionsOfALoopThatPolls(t *testing.T) {
+	cfg := config(Caps{})
+	cfg.Events = false
+	d := New(cfg)
+	now := t0
+	assert.Equal(t, "forward read; nothing", summary(d.Start(whole(ReasonStart, readFile, 7), now), now))
+	assert.Equal(t, "checked; nothing", summary(d.Look(ReasonRecheck, false, 7, now), now))
+	assert.Equal(t, "nothing; wake +100ms", summary(d.Look(ReasonRecheck, false, 8, now), now), "a change: a quiet window first")
+	now = now.Add(100 * time.Millisecond)
+	assert.Equal(t, "read recheck", summary(d.Timer(now), now))
+	assert.Equal(t, "forward read; nothing", summary(d.Read(whole(ReasonRecheck, fakeFile{ino: 10, size: 5}, 8), now), now))
+}
+
+// An input the decider does not await is the loop's bug: it panics.
+func TestAnInputOutOfTurnPanics(t *testing.T) {
+	d := testDecider(linux)
+	assert.Panics(t, func() { d.Read(whole(ReasonEvent, readFile, 7), t0) })
+	assert.Panics(t, func() { d.Added(AddResult{}, t0) })
+}

@@ -1,0 +1,161 @@
+package decide
+
+import (
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+	"time"
+)
+
+// fakeFile is a stat: a file's identity, size, time and links.
+type fakeFile struct {
+	ino   uint64
+	size  int64
+	mtime time.Time
+	links uint64
+	mode  fs.FileMode // 0: a regular file
+}
+
+func (f fakeFile) Name() string       { return "f" }
+func (f fakeFile) Size() int64        { return f.size }
+func (f fakeFile) Mode() fs.FileMode  { return f.mode }
+func (f fakeFile) ModTime() time.Time { return f.mtime }
+func (f fakeFile) IsDir() bool        { return f.mode.IsDir() }
+func (f fakeFile) Sys() any           { return nil }
+
+// fakeStats reads fakeFiles: one device, the inode number as given.
+type fakeStats struct{}
+
+func (fakeStats) SameFile(a, b fs.FileInfo) bool {
+	fa, ok1 := a.(fakeFile)
+	fb, ok2 := b.(fakeFile)
+	return ok1 && ok2 && fa.ino == fb.ino
+}
+
+func (fakeStats) ID(info fs.FileInfo) (dev, ino uint64) {
+	if f, ok := info.(fakeFile); ok {
+		return 1, f.ino
+	}
+	return 0, 0
+}
+
+func (fakeStats) Links(info fs.FileInfo) uint64 {
+	if f, ok := info.(fakeFile); ok {
+		return max(f.links, 1)
+	}
+	return 1
+}
+
+const (
+	dir  = "/etc/app"
+	path = "/etc/app/config.yaml"
+)
+
+var (
+	t0    = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	linux = Caps{Closes: true, Ancestors: true, Files: true}
+	// the file the test decider read last: inode 10, 3 bytes, written an
+	// hour before t0.
+	readFile = fakeFile{ino: 10, size: 3, mtime: t0.Add(-time.Hour)}
+)
+
+// config is the test decider's: one file, /etc/app/config.yaml, a quiet
+// window of 100 ms.
+func config(c Caps) Config {
+	return Config{Window: 100 * time.Millisecond, Caps: c, Events: true, Paths: []string{path}, Stats: fakeStats{},
+		RetryMin: 25 * time.Millisecond, RetryMax: 3 * time.Second, Seed: 1}
+}
+
+// resolution is /etc/app/config.yaml's, a plain file in /etc/app.
+func resolution(file fs.FileInfo) Resolution {
+	return Resolution{Names: map[string]bool{dir: true, path: true}, Dirs: []string{dir}, Files: []string{path},
+		Home: dir, HomeParent: "/etc", Atomic: true, One: true, File: file}
+}
+
+// facts says the path leads to file, whose signature is sig.
+func facts(file fs.FileInfo, sig Signature) Facts {
+	return Facts{Paths: []fs.FileInfo{file}, Subject: sig}
+}
+
+// withEntry adds the lstat of a name.
+func (f Facts) withEntry(name string, info fs.FileInfo) Facts {
+	f.Entries = append(f.Entries, Entry{Name: name, Info: info})
+	return f
+}
+
+// whole is a read of the file in full, as its stat says.
+func whole(why Reason, file fakeFile, sig Signature) Read {
+	return Read{Why: why, Info: file, Sig: sig, Size: file.size, Empty: file.size == 0, ModTime: file.mtime}
+}
+
+// testDecider is a decider of /etc/app/config.yaml (caps c) whose loop is
+// open and has read the file once (sig 7), with its directory and the file
+// watched by itself where c allows (watches 1 and 2).
+func testDecider(c Caps) *Decider {
+	d := New(config(c))
+	d.res = resolution(readFile)
+	d.last = lastRead{sig: 7, readSig: 7, info: readFile}
+	d.watches.watched[dir], d.watches.ids[dir] = true, 1
+	if c.Files {
+		d.watches.watched[path], d.watches.ids[path], d.watches.fileOf[path] = true, 2, readFile
+	}
+	return d
+}
+
+// summary sums a Decision up in a line, for tables: its effects, then its
+// action, then when the decider is to be told the time, from now.
+func summary(dec Decision, now time.Time) string {
+	var parts []string
+	switch dec.Forward {
+	case ForwardRead:
+		parts = append(parts, "forward read")
+	case ForwardFailure:
+		parts = append(parts, "forward failure")
+	}
+	if len(dec.Forget) > 0 {
+		parts = append(parts, "forget "+strings.Join(dec.Forget, ","))
+	}
+	if dec.Checked {
+		parts = append(parts, "checked")
+	}
+	if len(dec.Remove) > 0 {
+		rm := append([]string(nil), dec.Remove...)
+		sort.Strings(rm)
+		parts = append(parts, "remove "+strings.Join(rm, ","))
+	}
+	if dec.Prune {
+		parts = append(parts, "prune")
+	}
+	parts = append(parts, action(dec.Next))
+	if !dec.WakeAt.IsZero() {
+		parts = append(parts, "wake +"+dec.WakeAt.Sub(now).String())
+	}
+	return strings.Join(parts, "; ")
+}
+
+// action describes an action.
+func action(a Action) string {
+	switch a.Kind {
+	case Resolve:
+		if a.FromRoot {
+			return "resolve from root"
+		}
+		return "resolve"
+	case ReadNow:
+		return "read " + a.Why.String()
+	case AddWatch:
+		return "add " + a.Path
+	case AddOwnWatch:
+		return "add own " + a.Path
+	case AskInode:
+		return fmt.Sprintf("ask inode %d", a.Watch)
+	case Fail:
+		return "fail: " + a.Err.Error()
+	case TakeQueue:
+		if a.AwaitTruncation {
+			return "take queue after truncation"
+		}
+	}
+	return a.Kind.String()
+}

@@ -1,0 +1,125 @@
+package decide
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// What becomes of a read, by what it comes after and what it found.
+func TestReadOutcomes(t *testing.T) {
+	now := t0.Add(time.Second)
+	file := fakeFile{ino: 10, size: 3, mtime: now.Add(-time.Hour)}
+	ok := whole(ReasonEvent, file, 8)
+	lately := ok
+	lately.ModTime = now.Add(-time.Millisecond)
+	empty := whole(ReasonEvent, fakeFile{ino: 10}, 8)
+	missing := Read{Why: ReasonEvent, Err: errors.New("open: no such file or directory"), Missing: true}
+	torn := ok
+	torn.Torn = true
+	busy := Read{Why: ReasonEvent, Err: errors.New("open: too many open files"), Process: true}
+	for _, c := range []struct {
+		name  string
+		r     Read
+		o     readOrder
+		want  outcome
+		after waitState
+	}{
+		{"an event's read of a whole file: believed once no later writer began", ok, readOrder{after: afterEvent}, readAskQueue, waitNone},
+		{"an event's read of an empty file: confirmed first", empty, readOrder{after: afterEvent}, readHeld, waitConfirm},
+		{"an event's read of a missing file: confirmed first", missing, readOrder{after: afterEvent}, readHeld, waitConfirm},
+		{"a writer's close read whole", ok, readOrder{after: afterClose}, readAskQueue, waitNone},
+		{"a writer's close read empty: empty on purpose, if no writer follows", empty, readOrder{after: afterClose}, readAskQueue, waitNone},
+		{"a read cut short by a truncation: its writer is awaited", torn, readOrder{after: afterClose}, readHeld, waitClose},
+		{"a paused writer's empty file: awaited until it closes", empty, readOrder{after: afterPause}, readHeld, waitEmptyOpen},
+		{"a quiet window's end, the file written within it: the wait resumes", lately, readOrder{after: afterQuiet}, readHeld, waitClose},
+		{"a read where no watch heard writers, written lately: a writer's pause", lately, readOrder{after: afterEvent, fresh: true}, readHeld, waitClose},
+		{"a read where no watch heard writers, written long ago", ok, readOrder{after: afterEvent, fresh: true}, readAskQueue, waitNone},
+		{"the cap's read stands, whatever writers began", lately, readOrder{after: afterCap}, readBelieved, waitNone},
+		{"the cap's read of an empty file is confirmed first", empty, readOrder{after: afterCap}, readHeld, waitConfirm},
+		{"a read that failed for the process: retried", busy, readOrder{after: afterEvent}, readRetried, waitNone},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := testDecider(linux)
+			r, o := c.r, c.o
+			o.why = ReasonEvent
+			assert.Equal(t, c.want, d.judgeRead(&r, &o, nil, now))
+			assert.Equal(t, c.after, d.wait.state)
+		})
+	}
+}
+
+// The events queued at a read say whether it is believed: not if a later
+// writer began, unless writers have held reads back for the cap.
+func TestTheQueueAtARead(t *testing.T) {
+	now := t0.Add(time.Second)
+	r := whole(ReasonWrite, fakeFile{ino: 10, size: 3}, 8)
+	asRead := facts(fakeFile{ino: 10, size: 3}, 8)
+	for _, c := range []struct {
+		name   string
+		queued []Event
+		want   outcome
+	}{
+		{"nothing queued", nil, readBelieved},
+		{"the same close told again by the file's own watch", []Event{{Name: path, Op: OpClose, Watch: 2}}, readBelieved},
+		{"a later writer's first write", []Event{{Name: path, Op: OpWrite}}, readHeld},
+		{"events lost", []Event{{Op: OpRescan}}, readHeld},
+		{"a directory on the way touched: read again, from a new resolution", []Event{{Name: dir, Op: OpAttrib}}, readHeld},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := testDecider(linux)
+			d.res.Names[dir] = true
+			q := Queue{Queued: c.queued, QueuedFacts: asRead, LateFacts: asRead}
+			assert.Equal(t, c.want, d.laterWriter(&r, &q, now))
+		})
+	}
+	t.Run("held back for the cap", func(t *testing.T) {
+		d := testDecider(linux)
+		q := Queue{Queued: []Event{{Name: path, Op: OpWrite}}, QueuedFacts: asRead, LateFacts: asRead}
+		require.Equal(t, readHeld, d.laterWriter(&r, &q, now))
+		assert.Equal(t, readBelieved, d.laterWriter(&r, &q, now.Add(MaxWaitFactor*d.wait.window)),
+			"writers that never let up: what is read stands")
+	})
+	t.Run("the file read removed since", func(t *testing.T) {
+		d := testDecider(linux)
+		gone := facts(nil, 0)
+		q := Queue{Queued: []Event{{Name: path, Op: OpRemove}}, QueuedFacts: gone, LateFacts: gone}
+		assert.Equal(t, readHeld, d.laterWriter(&r, &q, now), "its removal's confirmation reads again")
+	})
+}
+
+// A writer's close that leaves the file empty, no later writer known, was
+// most often emptying it to write it again: the empty file is confirmed
+// for a held-open window first.
+func TestAnEmptyFileAtAWritersCloseIsConfirmed(t *testing.T) {
+	d := testDecider(linux)
+	empty := whole(ReasonWrite, fakeFile{ino: 10}, 8)
+	assert.Equal(t, readHeld, d.closedEmpty(&empty, afterClose, t0))
+	assert.Equal(t, waitConfirm, d.wait.state)
+	assert.Equal(t, t0.Add(HeldOpenWindow), d.wait.deadline)
+	full := whole(ReasonWrite, fakeFile{ino: 10, size: 3}, 8)
+	assert.Equal(t, readBelieved, testDecider(linux).closedEmpty(&full, afterClose, t0))
+}
+
+// What a look does, by the subject's stat against the last read's.
+func TestLooks(t *testing.T) {
+	l := lastRead{sig: 7}
+	window := 100 * time.Millisecond
+	for _, c := range []struct {
+		name  string
+		force bool
+		st    Signature
+		want  lookKind
+	}{
+		{"unchanged: nothing", false, 7, lookNothing},
+		{"unchanged, forced: read, and confirm an empty file", true, 7, lookRead},
+		{"changed with no event: give a writer a window", false, 8, lookStatChanged},
+		{"nothing there: read now", false, 0, lookReadNow},
+	} {
+		assert.Equal(t, c.want, l.look(c.force, c.st, window), c.name)
+	}
+	assert.Equal(t, lookReadNow, l.look(false, 8, 0), "no window: read now")
+}

@@ -1,0 +1,161 @@
+package decide
+
+import "time"
+
+// How the decider has what the path depends on watched: after each read,
+// what the read's resolution plans and is not watched yet, one watch at a
+// time; where a path vanished or the file's directory refused its watch,
+// the path resolved and watched again until it holds still; and, for a
+// wait for a writer, the awaited file by itself.
+
+// afterRead adds what the plan watches and is not watched (all of it if
+// all), and removes what it no longer needs. Every read is followed by it:
+// the read's judgment takes the events queued by then, and a watch the
+// kernel dropped among them (the file's own, after a rename over it, the
+// only one where its directory cannot be listed) is added again here, on
+// whatever the path shows now. A change between the read and the Add
+// shows in the stat, or in a directory gone by its Add, and is read again
+// as where no watch saw writers.
+func (d *Decider) afterRead(all bool, now time.Time) {
+	missing := d.watches.missing(&d.res, all)
+	if len(missing) == 0 {
+		d.finishAfterRead(now)
+		return
+	}
+	d.adds = addProcedure{left: missing, forRead: true, readAll: all}
+	d.addNext(now)
+}
+
+// addNext asks for the next watch to add, or goes on once all are added,
+// or the adding stopped.
+func (d *Decider) addNext(now time.Time) {
+	if len(d.adds.left) > 0 {
+		d.out.Next = Action{Kind: AddWatch, Path: d.adds.left[0]}
+		d.phase = adding
+		return
+	}
+	if d.adds.forRead {
+		d.afterAdds(now)
+		return
+	}
+	d.settleRound(now)
+}
+
+// afterAdds goes on once a read's watches are added. A directory that
+// vanished under them, or the file's directory refusing a watch (which
+// plans the one above), has the path watched until it holds still. What
+// the read was made through that went before its watch came leaves the
+// read perhaps not what is there now, and no event may say so (the new
+// watches came after the removal): it is looked at again, as at a chain
+// that moved. Watches added have the path checked for having moved
+// meanwhile.
+func (d *Decider) afterAdds(now time.Time) {
+	a := d.adds
+	switch {
+	case a.vanished || a.err == nil && d.watches.refused[d.res.Home] != nil:
+		d.settle.gone, d.settle.added = a.vanished, a.added
+		d.startSettle(false, settleThenAfterAdd, now)
+	case a.err != nil:
+		d.fail(a.err)
+	default:
+		d.addsDone(false, a.added, now)
+	}
+}
+
+// addsDone ends a read's adds: gone says a path vanished as they were
+// made, added how many were.
+func (d *Decider) addsDone(gone bool, added int, now time.Time) {
+	switch {
+	case gone:
+		d.pending.watchesAdded(true, 0, 0)
+	case added > 0:
+		d.out.Next = Action{Kind: Check}
+		d.phase = checking
+		return
+	}
+	d.finishAfterRead(now)
+}
+
+// finishAfterRead removes the watches the path no longer needs, and goes
+// on with what is due.
+func (d *Decider) finishAfterRead(now time.Time) {
+	d.out.Remove = append(d.out.Remove, d.watches.prune(&d.res, d.keptWatch())...)
+	d.out.Prune = true
+	d.next(now)
+}
+
+// startSettle watches the path until it holds still (all: every watch is
+// added again in the first round), then goes on with then. A loop that
+// polls watches nothing.
+func (d *Decider) startSettle(all bool, then settleThen, now time.Time) {
+	d.settle.all, d.settle.round, d.settle.then = all, 0, then
+	if !d.cfg.Events {
+		d.settled(now)
+		return
+	}
+	d.out.Next = Action{Kind: Resolve, FromRoot: true}
+	d.phase = settling
+}
+
+// settleRound ends a round of adds: the path holds still if nothing was
+// added; it is resolved again if something was, or a path vanished as it
+// was, up to maxWatchRounds times.
+func (d *Decider) settleRound(now time.Time) {
+	a := d.adds
+	switch {
+	case a.err == nil && a.added == 0:
+	case a.err != nil && !a.vanished:
+		d.fail(a.err)
+		return
+	case d.settle.round < maxWatchRounds:
+		d.out.Next = Action{Kind: Resolve, FromRoot: true}
+		d.phase = settling
+		return
+	}
+	d.out.Remove = append(d.out.Remove, d.watches.prune(&d.res, d.keptWatch())...)
+	d.out.Prune = true
+	if a.err != nil {
+		d.fail(a.err)
+		return
+	}
+	if err := d.watches.blind(&d.res); err != nil {
+		d.fail(err)
+		return
+	}
+	d.settled(now)
+}
+
+// settled goes on once the path holds still.
+func (d *Decider) settled(now time.Time) {
+	switch d.settle.then {
+	case settleThenLook:
+		d.lookRead(now)
+	case settleThenAfterAdd:
+		d.addsDone(d.settle.gone, d.settle.added, now)
+	}
+}
+
+// askOwnWatch asks the loop to watch the awaited file at path by itself;
+// inRead says a read's judgment goes on once it is added.
+func (d *Decider) askOwnWatch(path string, inRead bool) {
+	d.ownThen = inRead
+	d.out.Next = Action{Kind: AddOwnWatch, Path: path, File: d.writer.file}
+	d.phase = addingOwn
+}
+
+// ownWatchDone goes on once the awaited file's own watch is added, or not.
+func (d *Decider) ownWatchDone(now time.Time) {
+	if d.ownThen {
+		d.readDone(now)
+		return
+	}
+	d.next(now)
+}
+
+// wantsOwnWatch is the path of the file a wait is for, while the wait
+// asks the loop for the file's own watch; "" otherwise.
+func (d *Decider) wantsOwnWatch() string { return d.writer.wantsOwnWatch(d.wait.blocksReads()) }
+
+// keptWatch is the path of the own watch of the file a wait is for, which
+// the watch keeps whatever the path leads to; "" if none.
+func (d *Decider) keptWatch() string { return d.writer.keptWatch(d.wait.blocksReads()) }
