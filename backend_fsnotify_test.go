@@ -1,12 +1,13 @@
 package file
 
 import (
-	"github.com/keepwatch/file/internal/decide"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
 	"testing"
+
+	"github.com/keepwatch/file/internal/decide"
 
 	"github.com/stretchr/testify/require"
 )

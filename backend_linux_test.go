@@ -3,12 +3,13 @@ package file
 import (
 	"encoding/binary"
 	"fmt"
-	"github.com/keepwatch/file/internal/decide"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"testing/synctest"
+
+	"github.com/keepwatch/file/internal/decide"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/keepwatch/file/internal/decide"
 	"io"
 	"io/fs"
 	"math/rand/v2"
@@ -17,6 +16,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/keepwatch/file/internal/decide"
 
 	"github.com/keepwatch/file/kubevol"
 	"github.com/stretchr/testify/require"

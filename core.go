@@ -16,7 +16,8 @@ import (
 )
 
 // core is what a File and a FileSet share: their target, and the state of
-// their watch. Every change to that state is a method here, under mu.
+// their watch. Once init has made it, every change to that state is a
+// method here, under mu (but subPathChecked, an atomic flag of its own).
 type core struct {
 	t target
 

@@ -1,13 +1,14 @@
 package file
 
 import (
-	"github.com/keepwatch/file/internal/decide"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/keepwatch/file/internal/decide"
 )
 
 // fakes is a notifier factory that a test scripts: it makes the constructor

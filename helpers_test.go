@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/keepwatch/file/internal/decide"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -17,6 +16,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/keepwatch/file/internal/decide"
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/keepwatch/file/internal/yamlparser"

@@ -3,13 +3,14 @@ package file
 import (
 	"flag"
 	"fmt"
-	"github.com/keepwatch/file/internal/decide"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
+
+	"github.com/keepwatch/file/internal/decide"
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/stretchr/testify/assert"

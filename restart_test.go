@@ -3,12 +3,13 @@ package file
 import (
 	"context"
 	"errors"
-	"github.com/keepwatch/file/internal/decide"
 	"path/filepath"
 	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/keepwatch/file/internal/decide"
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/stretchr/testify/assert"

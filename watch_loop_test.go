@@ -2,7 +2,6 @@ package file
 
 import (
 	"fmt"
-	"github.com/keepwatch/file/internal/decide"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -13,6 +12,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/keepwatch/file/internal/decide"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -661,9 +662,7 @@ func TestARecheckedTruncationStillWaitsForTheWritersClose(t *testing.T) {
 // not a window later. A write event, though, keeps the wait.
 func TestARecheckedChangeIsReadAtOnceWhenItsEventShowsASwap(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		path := filepath.Join(t.TempDir(), "config.yaml")
-		write(t, path, "v1\n")
-		r, n := watchedOnLinux(t, path, WithRecheckInterval(time.Second))
+		path, r, n := watchedConfig(t, WithRecheckInterval(time.Second))
 
 		replace(t, path, "v2\n") // the re-check comes before the event
 		advance(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
@@ -694,9 +693,7 @@ func TestAFileCreatedInPlaceIsReadAtItsWritersClose(t *testing.T) {
 	for _, recheck := range []bool{false, true} {
 		t.Run(fmt.Sprintf("recheck first %v", recheck), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				path := filepath.Join(t.TempDir(), "config.yaml")
-				write(t, path, "v1\n")
-				r, n := watchedOnLinux(t, path, WithRecheckInterval(time.Second))
+				path, r, n := watchedConfig(t, WithRecheckInterval(time.Second))
 
 				require.NoError(t, os.Remove(path))
 				w, err := os.Create(path)
@@ -744,10 +741,8 @@ func TestAFileCreatedInPlaceIsReadAtItsWritersClose(t *testing.T) {
 // file complete, as a rename does: it is read at once.
 func TestAFileLinkedInPlaceIsReadAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		dir := t.TempDir()
-		path := filepath.Join(dir, "config.yaml")
-		write(t, path, "v1\n")
-		r, n := watchedOnLinux(t, path)
+		path, r, n := watchedConfig(t)
+		dir := filepath.Dir(path)
 
 		write(t, filepath.Join(dir, "staged"), "v2\n")
 		require.NoError(t, os.Remove(path))
@@ -767,9 +762,7 @@ func TestAFileLinkedInPlaceIsReadAtOnce(t *testing.T) {
 // close.
 func TestANewFileWhoseWriterPausesBeforeItsFirstWriteIsReadAtTheClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		path := filepath.Join(t.TempDir(), "config.yaml")
-		write(t, path, "v1\n")
-		r, n := watchedOnLinux(t, path)
+		path, r, n := watchedConfig(t)
 
 		require.NoError(t, os.Remove(path))
 		send(n, path, decide.OpAttrib)
@@ -797,10 +790,7 @@ func TestANewFileWhoseWriterPausesBeforeItsFirstWriteIsReadAtTheClose(t *testing
 // a whole window had passed.
 func TestARenameOversOldFileDoesNotShortenTheNextRemovalsWindow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		dir := t.TempDir()
-		path := filepath.Join(dir, "config.yaml")
-		write(t, path, "v1\n")
-		r, n := watchedOnLinux(t, path)
+		path, r, n := watchedConfig(t)
 
 		replace(t, path, "v2\n")
 		send(n, path, decide.OpCreate) // IN_MOVED_TO on the directory
@@ -821,11 +811,7 @@ func TestARenameOversOldFileDoesNotShortenTheNextRemovalsWindow(t *testing.T) {
 // file is still there, and is looked at at once.
 func TestATouchDoesNotShortenTheNextRemovalsWindow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		dir := t.TempDir()
-		path := filepath.Join(dir, "config.yaml")
-		write(t, path, "v1\n")
-		r, n := watchedOnLinux(t, path)
-
+		path, r, n := watchedConfig(t)
 		now := time.Now().Add(time.Second)
 		require.NoError(t, os.Chtimes(path, now, now))
 		send(n, path, decide.OpAttrib)
@@ -843,6 +829,16 @@ func TestATouchDoesNotShortenTheNextRemovalsWindow(t *testing.T) {
 func watchedOnLinux(t *testing.T, path string, opts ...Option) (*recorder, *fakeNotifier) {
 	t.Helper()
 	return watchedThrough(t, path, &fakes{caps: linuxCaps}, opts...)
+}
+
+// watchedConfig writes "v1\n" to config.yaml in a directory of its own and
+// watches it as watchedOnLinux does: the set-up of most of the loop's tests.
+func watchedConfig(t *testing.T, opts ...Option) (string, *recorder, *fakeNotifier) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	write(t, path, "v1\n")
+	r, n := watchedOnLinux(t, path, opts...)
+	return path, r, n
 }
 
 // linuxCaps is what the Linux backend can see.

@@ -2,7 +2,6 @@ package file
 
 import (
 	"fmt"
-	"github.com/keepwatch/file/internal/decide"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +11,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/keepwatch/file/internal/decide"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -112,10 +113,8 @@ func TestAFileTheLinkLeadsToOnlyNowIsNotReadMidWrite(t *testing.T) {
 // file the path no longer leads to: it ends no wait for that writer.
 func TestACloseOfTheFileThePathLedToBeforeEndsNoWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		dir := t.TempDir()
-		path := filepath.Join(dir, "config.yaml")
-		write(t, path, "v1\n")
-		r, n := watchedOnLinux(t, path)
+		path, r, n := watchedConfig(t)
+		dir := filepath.Dir(path)
 		other := filepath.Join(dir, "other")
 		require.NoError(t, os.Mkdir(other, 0o755))
 		t2 := filepath.Join(other, "t2.yaml")
@@ -147,10 +146,8 @@ func TestACloseOfTheFileThePathLedToBeforeEndsNoWait(t *testing.T) {
 // file held open is waited for up to decide.MaxWriterWait.
 func TestAWriteOfTheFileThePathLedToBeforeStartsNoWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		dir := t.TempDir()
-		path := filepath.Join(dir, "config.yaml")
-		write(t, path, "v1\n")
-		r, n := watchedOnLinux(t, path)
+		path, r, n := watchedConfig(t)
+		dir := filepath.Dir(path)
 		empty := filepath.Join(dir, "empty.yaml")
 		write(t, empty, "")
 
@@ -167,9 +164,7 @@ func TestAWriteOfTheFileThePathLedToBeforeStartsNoWait(t *testing.T) {
 // the session waits for, was renamed over, and what came is whole.
 func TestAFileRenamedOverOneAwaitingItsWriterIsReadAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		path := filepath.Join(t.TempDir(), "config.yaml")
-		write(t, path, "v1\n")
-		r, n := watchedOnLinux(t, path)
+		path, r, n := watchedConfig(t)
 
 		require.NoError(t, os.Remove(path))
 		send(n, path, decide.OpRemove)
@@ -306,9 +301,7 @@ func TestADirectoryTouchedWhileAReadIsJudgedStillHasItRead(t *testing.T) {
 // close that will not come.
 func TestAnEmptyFileRenamedInDuringADoubtIsNotHeldForAClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		path := filepath.Join(t.TempDir(), "config.yaml")
-		write(t, path, "v1\n")
-		r, n := watchedOnLinux(t, path)
+		path, r, n := watchedConfig(t)
 
 		require.NoError(t, os.Remove(path))
 		send(n, path, decide.OpRemove) // the doubt begins
@@ -328,10 +321,8 @@ func TestAnEmptyFileRenamedInDuringADoubtIsNotHeldForAClose(t *testing.T) {
 // as a file whose writer holds it open (up to decide.MaxWriterWait).
 func TestAnEmptyFileFoundWhereNoWatchSawItsWriterIsDoubted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		dir := t.TempDir()
-		path := filepath.Join(dir, "config.yaml")
-		write(t, path, "v1\n")
-		r, n := watchedOnLinux(t, path)
+		path, r, n := watchedConfig(t)
+		dir := filepath.Dir(path)
 		other := filepath.Join(dir, "other")
 		require.NoError(t, os.Mkdir(other, 0o755))
 		empty := filepath.Join(other, "empty.yaml")
@@ -354,9 +345,7 @@ func TestAnEmptyFileFoundWhereNoWatchSawItsWriterIsDoubted(t *testing.T) {
 // stayed so for a window, not after decide.MaxWriterWait.
 func TestAFileRemovedWhileItsCreatorsCloseIsAwaitedIsReportedMissing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		path := filepath.Join(t.TempDir(), "config.yaml")
-		write(t, path, "v1\n")
-		r, n := watchedOnLinux(t, path)
+		path, r, n := watchedConfig(t)
 
 		require.NoError(t, os.Remove(path))
 		send(n, path, decide.OpRemove)
@@ -404,10 +393,8 @@ func TestARemovalTakenWithTheEventsAfterAReadIsReported(t *testing.T) {
 // target's writer: the wait is not for the file that went.
 func TestTheRemovalOfTheFileThePathLedToBeforeEndsNoWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		dir := t.TempDir()
-		path := filepath.Join(dir, "config.yaml")
-		write(t, path, "v1\n")
-		r, n := watchedOnLinux(t, path)
+		path, r, n := watchedConfig(t)
+		dir := filepath.Dir(path)
 		other := filepath.Join(dir, "other")
 		require.NoError(t, os.Mkdir(other, 0o755))
 		t2 := filepath.Join(other, "t2.yaml")
@@ -573,9 +560,7 @@ func TestAFileTheReadFindsInPlaceOfTheOneResolvedIsNotReadMidWrite(t *testing.T)
 // for the close of a writer it never had (up to decide.MaxWriterWait).
 func TestAWaitsEndThatFindsAnotherFileJudgesItAfresh(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		path := filepath.Join(t.TempDir(), "config.yaml")
-		write(t, path, "v1\n")
-		r, n := watchedOnLinux(t, path)
+		path, r, n := watchedConfig(t)
 
 		writing(t, n, path, "v2\n") // in place, by a writer that keeps it open
 		synctest.Wait()
@@ -625,9 +610,7 @@ func TestAFileChangingUnheardIsStillReadAtTheCap(t *testing.T) {
 // still waits for the close.
 func TestATouchWhileAWritersCloseIsAwaitedDeliversNothing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		path := filepath.Join(t.TempDir(), "config.yaml")
-		write(t, path, "v1\n")
-		r, n := watchedOnLinux(t, path)
+		path, r, n := watchedConfig(t)
 
 		writing(t, n, path, "") // its truncation
 		advance(2 * testQuiet)  // its pause: the close is awaited

@@ -3,7 +3,6 @@ package file
 import (
 	"errors"
 	"fmt"
-	"github.com/keepwatch/file/internal/decide"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/keepwatch/file/internal/decide"
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/stretchr/testify/assert"

@@ -1,12 +1,13 @@
 package file
 
 import (
-	"github.com/keepwatch/file/internal/decide"
 	"path/filepath"
 	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/keepwatch/file/internal/decide"
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/stretchr/testify/assert"

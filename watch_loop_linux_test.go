@@ -2,7 +2,7 @@ package file
 
 import (
 	"context"
-	"github.com/keepwatch/file/internal/decide"
+	"errors"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/keepwatch/file/internal/decide"
+	"github.com/keepwatch/file/kubevol"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -164,12 +166,15 @@ type teeHandler struct {
 }
 
 func (t teeHandler) Enabled(context.Context, slog.Level) bool { return true }
+
 func (t teeHandler) Handle(ctx context.Context, r slog.Record) error {
 	t.m.add(r.Message)
 	return t.h.Handle(ctx, r)
 }
+
 func (t teeHandler) WithAttrs(as []slog.Attr) slog.Handler { return teeHandler{t.h.WithAttrs(as), t.m} }
-func (t teeHandler) WithGroup(g string) slog.Handler       { return teeHandler{t.h.WithGroup(g), t.m} }
+
+func (t teeHandler) WithGroup(g string) slog.Handler { return teeHandler{t.h.WithGroup(g), t.m} }
 
 // renamedOverAtFirstRead renames a new file over path just before the read
 // that starts the watch: after its watches were added, before it reads.
@@ -208,4 +213,55 @@ func TestAFileRenamedOverInAnUnlistableDirectoryBeforeTheFirstReadIsWatched(t *t
 	assert.Equal(t, ModeEvents, f.Stats().Mode)
 	write(t, path, "v3\n") // in place, on the file renamed in
 	r.waitContent(t, "v3\n")
+}
+
+// A read that fails for a reason of the process, not of the file: a service
+// at its descriptor limit when kubelet swaps ..data. The read is retried
+// until it succeeds; it is reported once, as what it is (EMFILE, not a
+// missing or unreadable file); and the new content is delivered as soon as
+// the file reads. The re-check is off, so that only the retry can deliver
+// it.
+//
+// Go raises the soft RLIMIT_NOFILE at start-up, so the limit is lowered in
+// a child process of the test, after its watch started.
+func TestAReadThatFailsForTheProcesssOwnReasonIsRetried(t *testing.T) {
+	if !inChild(t) {
+		runChild(t, &syscall.SysProcAttr{})
+		return
+	}
+	vol, err := kubevol.New(filepath.Join(t.TempDir(), "config"), map[string]string{"config.yaml": "generation: 0\n"})
+	require.NoError(t, err)
+	f, r := watchedByEvents(t, vol.Path("config.yaml"))
+	// An update with descriptors to spare, so that the watch has settled on
+	// the volume before the limit comes down.
+	_, err = vol.Update(map[string]string{"config.yaml": "generation: 1\n"})
+	require.NoError(t, err)
+	r.waitContent(t, "generation: 1\n")
+	awaitSteady(t, func() int { return len(f.Stats().WatchedDirs) })
+
+	// The next generation is written while files can still be opened; the
+	// swap (a symlink and a rename) needs no descriptor.
+	gen, err := vol.WriteGeneration(map[string]string{"config.yaml": "generation: 2\n"})
+	require.NoError(t, err)
+	restore := exhaustDescriptors(t)
+	defer restore()
+	swapped := time.Now()
+	require.NoError(t, vol.Swap(gen))
+
+	reported := r.waitErr(t, syscall.EMFILE)
+	if c, ok := r.last(); ok {
+		t.Logf("EMFILE reported %v after the swap", c.at.Sub(swapped).Round(time.Microsecond))
+	}
+	assert.False(t, errors.Is(reported, fs.ErrNotExist), "reported as a missing file: %v", reported)
+	assert.False(t, errors.Is(reported, fs.ErrPermission), "reported as an unreadable file: %v", reported)
+	time.Sleep(200 * time.Millisecond) // a few retries fail meanwhile
+
+	restore()
+	freed := time.Now()
+	require.Eventually(t, func() bool {
+		c, ok := r.last()
+		return ok && c.err == nil && c.data == "generation: 2\n"
+	}, waitFor, tick, "not delivered after descriptors were free again (the re-check is off: only a retry of the read can deliver it); calls: %s", r)
+	r.logDelay(t, "delivered once descriptors were free again", freed)
+	assert.Len(t, r.errs(), 1, "reported once, not once per retry: %v", r.errs())
 }

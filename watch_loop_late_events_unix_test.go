@@ -3,11 +3,12 @@
 package file
 
 import (
-	"github.com/keepwatch/file/internal/decide"
 	"path/filepath"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/keepwatch/file/internal/decide"
 
 	"github.com/keepwatch/file/kubevol"
 	"github.com/stretchr/testify/assert"

@@ -1,12 +1,13 @@
 package file
 
 import (
-	"github.com/keepwatch/file/internal/decide"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/keepwatch/file/internal/decide"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -2,11 +2,12 @@ package file
 
 import (
 	"fmt"
-	"github.com/keepwatch/file/internal/decide"
 	"path/filepath"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/keepwatch/file/internal/decide"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -35,9 +36,7 @@ func TestAFileEmptiedThenAppendedToIsDeliveredOnceWhole(t *testing.T) {
 	for _, gap := range []time.Duration{0, 2 * time.Millisecond, 500 * time.Millisecond, decide.HeldOpenWindow - time.Millisecond} {
 		t.Run(fmt.Sprintf("appender after %v", gap), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				path := filepath.Join(t.TempDir(), "config.yaml")
-				write(t, path, "v1\n")
-				r, n := watchedOnLinux(t, path)
+				path, r, n := watchedConfig(t)
 
 				truncated(t, n, path)
 				advance(gap)
@@ -61,9 +60,7 @@ func TestAFileEmptiedThenAppendedToIsDeliveredOnceWhole(t *testing.T) {
 // file before.
 func TestAFileEmptiedThenAppendedToByAWriterThatKeepsItOpen(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		path := filepath.Join(t.TempDir(), "config.yaml")
-		write(t, path, "v1\n")
-		r, n := watchedOnLinux(t, path)
+		path, r, n := watchedConfig(t)
 
 		truncated(t, n, path)
 		advance(decide.HeldOpenWindow / 2)
@@ -82,9 +79,7 @@ func TestAFileEmptiedThenAppendedToByAWriterThatKeepsItOpen(t *testing.T) {
 // began.
 func TestAFileEmptiedOnPurposeIsDeliveredOnceNoWriterFollows(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		path := filepath.Join(t.TempDir(), "config.yaml")
-		write(t, path, "v1\n")
-		r, n := watchedOnLinux(t, path)
+		path, r, n := watchedConfig(t)
 
 		truncated(t, n, path)
 		advance(decide.HeldOpenWindow - time.Nanosecond)
@@ -157,9 +152,7 @@ func TestAProducerThatPausesHoldingTheFileOpenIsReadWhole(t *testing.T) {
 	for _, pause := range []time.Duration{300 * time.Millisecond, 800 * time.Millisecond, decide.HeldOpenWindow - time.Nanosecond} {
 		t.Run(fmt.Sprintf("pausing %v", pause), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				path := filepath.Join(t.TempDir(), "config.yaml")
-				write(t, path, "v1\n")
-				r, n := watchedOnLinux(t, path)
+				path, r, n := watchedConfig(t)
 
 				writing(t, n, path, "") // the shell's O_TRUNC
 				writing(t, n, path, "part: 1\n")
@@ -181,9 +174,7 @@ func TestAProducerThatPausesHoldingTheFileOpenIsReadWhole(t *testing.T) {
 // exception.
 func TestAProducerPausingLongerThanTheWindowIsReadThenReadAgainAtItsClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		path := filepath.Join(t.TempDir(), "config.yaml")
-		write(t, path, "v1\n")
-		r, n := watchedOnLinux(t, path)
+		path, r, n := watchedConfig(t)
 
 		writing(t, n, path, "part: 1\n")
 		advance(decide.HeldOpenWindow - time.Nanosecond)
@@ -204,9 +195,7 @@ func TestAProducerPausingLongerThanTheWindowIsReadThenReadAgainAtItsClose(t *tes
 func TestAWriterThatKeepsWritingIsReadAtTheCap(t *testing.T) {
 	require.Equal(t, decide.MaxWriterWait, decide.MaxWaitFactor*decide.HeldOpenWindow, "the cap of a heard writer is decide.MaxWriterWait")
 	synctest.Test(t, func(t *testing.T) {
-		path := filepath.Join(t.TempDir(), "config.yaml")
-		write(t, path, "v1\n")
-		r, n := watchedOnLinux(t, path)
+		path, r, n := watchedConfig(t)
 
 		began := time.Now()
 		var data string
@@ -289,9 +278,7 @@ func TestWithoutClosesWritesAreReadAfterTheQuietWindow(t *testing.T) {
 // reads at once, and one lost with the rest is made up for by the window.
 func TestAWriterWhoseEventsWereLostKeepsItsWindow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		path := filepath.Join(t.TempDir(), "config.yaml")
-		write(t, path, "v1\n")
-		r, n := watchedOnLinux(t, path)
+		path, r, n := watchedConfig(t)
 
 		writing(t, n, path, "part: 1\n")
 		send(n, "", decide.OpRescan) // the rest of the burst lost
