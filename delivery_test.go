@@ -261,8 +261,11 @@ func TestAHealthyWatchIsSilent(t *testing.T) {
 		write(t, path, want)
 		r.waitContent(t, want)
 	}
-	assert.Empty(t, logs.at(slog.LevelInfo))
+	// Each delivery's record is written once its callback has returned.
+	require.Eventually(t, func() bool { return len(logs.at(slog.LevelDebug)) >= 10 }, waitFor, tick,
+		"a start and nine updates, at DEBUG: %v", logs.at(slog.LevelDebug))
 	assert.Len(t, logs.at(slog.LevelDebug), 10, "a start and nine updates, at DEBUG")
+	assert.Empty(t, logs.at(slog.LevelInfo))
 }
 
 // Unwatch cannot deadlock where the stock provider's could not: called
