@@ -141,7 +141,7 @@ PROBE_FLAGS    ?=
 # activity"). KEEPWATCH_TREE names the keepwatch checkouts to measure, side
 # by side and taking turns (this one by default): the harness is built
 # against each, from a copy whose replace points there.
-bench-cpu: ## CPU per minute of keepwatch, the stock provider and a bare inotify reader beside others' activity, about 11 min (KEEPWATCH_TREE="/old/tree ." for two trees)
+bench-cpu: ## CPU per minute of keepwatch, the stock provider and a bare inotify reader beside others' activity, about 9 min (KEEPWATCH_TREE="/old/tree ." for two trees, 12)
 	cd tests/cpu && GO=$(GO) $(GO) run . cpu -reps $(CPUREPS) -trees '$(abspath $(KEEPWATCH_TREE))' $(CPU_FLAGS) | tee $(CURDIR)/bench-cpu.out
 
 bench-probe: ## the lease probe (F_SETLEASE): its cost, its answers, the delay it adds to others' write-opens, a lease break's effect
