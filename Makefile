@@ -13,13 +13,13 @@ ROOTGO      := GOWORK=off $(GO)
 
 SOAK        ?= 10m
 
-.PHONY: help test release-check tidy test-library test-live test-koanf test-majors test-fuse test-docs test-prom test-k8smount test-fsnotify test-wine demo bench bench-tls profile lint soak fuzz fleet
+.PHONY: help test release-check tidy test-library test-live test-koanf test-majors test-fuse test-docs test-prom test-k8smount test-fsnotify test-wine demo bench bench-tls bench-cpu bench-probe profile lint soak fuzz fleet
 
 # Beside the library's module, each with its go.mod: live, keepwatchprom,
 # cmd/demo, tests/koanf, tests/bench, tests/fuse, tests/docs, tests/fleet,
-# tests/k8smount, tests/certwatcher, tests/prom, tests/release; go.work
-# ties them (docs/releasing.md). live and keepwatchprom are published
-# beside the library's.
+# tests/k8smount, tests/certwatcher, tests/prom, tests/release, tests/cpu;
+# go.work ties them (docs/releasing.md). live and keepwatchprom are
+# published beside the library's.
 # The library's requires no koanf module, so that projects on koanf v1 and
 # v2 can both take it; what needs koanf (package live, the demo, the tests
 # and benchmarks against koanf's stock provider) or heavier dependencies is
@@ -45,11 +45,13 @@ test-live:
 	cd live && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 # koanf's own watch tests and the ones beside its stock provider, the demo's,
-# and the side-by-side benchmarks' (built, not run).
+# the side-by-side benchmarks' (built, not run), and the CPU harness's parts,
+# each once for a fraction of a second (about 2 s).
 test-koanf:
 	cd tests/koanf && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 	cd cmd/demo && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 	cd tests/bench && $(GO) vet ./... && $(GO) test -count=1 ./...
+	cd tests/cpu && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 test-majors: ## the one-line swap on a koanf v1 (go 1.16, with keepwatchprom) and a koanf v2 project: go mod tidy, then their tests
 	GO=$(GO) ./tests/swap.sh tests/koanfv1 tests/koanfv2
@@ -147,6 +149,22 @@ BENCHTLS_FLAGS ?=
 bench-tls: ## tlscert and controller-runtime's certwatcher through the same Secret rotations while clients handshake (BENCHTLS_FLAGS="-rotations 10 -idle 5s" for a short run)
 	cd tests/certwatcher && $(GO) vet ./... && $(GO) run . $(BENCHTLS_FLAGS)
 
+CPUREPS        ?= 3
+KEEPWATCH_TREE ?=
+CPU_FLAGS      ?=
+PROBE_FLAGS    ?=
+
+# tests/cpu, a module of its own: each watcher and each load in a process of
+# its own, CPU time by getrusage (docs/benchmarks.md, "CPU under others'
+# activity"). KEEPWATCH_TREE names the keepwatch checkouts to measure, side
+# by side and taking turns (this one by default): the harness is built
+# against each, from a copy whose replace points there.
+bench-cpu: ## CPU per minute of keepwatch, the stock provider and a bare inotify reader beside others' activity, about 9 min (KEEPWATCH_TREE="/old/tree ." for two trees, 12)
+	cd tests/cpu && GO=$(GO) $(GO) run . cpu -reps $(CPUREPS) -trees '$(abspath $(KEEPWATCH_TREE))' $(CPU_FLAGS) | tee $(CURDIR)/bench-cpu.out
+
+bench-probe: ## the lease probe (F_SETLEASE): its cost, its answers, the delay it adds to others' write-opens, a lease break's effect
+	cd tests/cpu && $(GO) run . probe $(PROBE_FLAGS) | tee $(CURDIR)/bench-probe.out
+
 SCENARIO    ?= kubelet
 PROFILETIME ?= 5000x
 
@@ -164,7 +182,7 @@ profile: ## CPU profile and runtime trace of keepwatch alone in one latency scen
 # Every platform koanf users develop on: the module, the commands and every
 # test file must compile (and vet clean) on each, in the library's module
 # and in those beside it that build on every platform.
-LINTED      := . live keepwatchprom cmd/demo tests/koanf tests/bench tests/k8smount tests/prom
+LINTED      := . live keepwatchprom cmd/demo tests/koanf tests/bench tests/k8smount tests/prom tests/cpu
 PLATFORMS   := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64 freebsd/amd64 freebsd/arm64
 
 lint: $(STATICCHECK) ## go vet on every platform, gofmt and staticcheck

@@ -10,7 +10,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 go=${GO:-go}
 mods=("$@")
 if [ ${#mods[@]} -eq 0 ]; then
-	mods=(. live keepwatchprom cmd/demo tests/bench tests/certwatcher tests/docs tests/fleet tests/fuse tests/k8smount tests/koanf tests/release)
+	mods=(. live keepwatchprom cmd/demo tests/bench tests/certwatcher tests/docs tests/fleet tests/fuse tests/k8smount tests/koanf tests/release tests/cpu tests/prom)
 fi
 # The published modules: path and directory.
 published=("github.com/keepwatch/file=." "github.com/keepwatch/file/live=live" "github.com/keepwatch/file/keepwatchprom=keepwatchprom")
