@@ -439,6 +439,12 @@ func (l *watchLoop) takeQueue(truncation bool) (decide.Queue, bool) {
 			l.lateFacts = newEventFacts(l.t.subj)
 		}
 		q.LateFacts = l.lateFacts.gather(late, &l.res.Resolution)
+		if len(q.LateFacts.Paths) == 0 {
+			// Whether the file read is still there is asked of the late
+			// events' facts, whatever those events needed themselves.
+			l.lateFacts.statSubject()
+			q.LateFacts = l.lateFacts.f
+		}
 	}
 	return q, false
 }

@@ -1085,3 +1085,24 @@ type waitWorld struct {
 	n                     *fakeNotifier
 	hook                  *hookSubject
 }
+
+// A write of the file a symlink led to, taken only after the link was
+// retargeted to another file, whole: the wait it begins is for the file
+// written, which the path no longer leads to, and the new file is read at
+// once, not a writer's pause later (found by review of the decider, whose
+// first version took the write for the path's new file's).
+func TestAWriteOfTheLinksOldTargetTakenAfterARetargetHoldsNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path, other := linkedLayout(t)
+		t1, t2 := filepath.Join(other, "t1.yaml"), filepath.Join(other, "t2.yaml")
+		write(t, t2, "v2\n")
+		r, n := watchedOnLinux(t, path)
+		write(t, t1, "v1 edited\n")
+		retarget(t, path, t2)
+		send(n, t1, decide.OpWrite)
+		synctest.Wait()
+		send(n, path, decide.OpCreate) // the link's IN_MOVED_TO
+		synctest.Wait()
+		assert.Equal(t, []string{"v2\n"}, r.contents(), "read at once")
+	})
+}

@@ -267,9 +267,11 @@ func (d *Decider) written(name string, f *Facts, now time.Time) {
 }
 
 // writtenFile is the file written under name, by the facts f: the file
-// the path leads to, for a write of it, or the file under name itself.
+// under name itself, or, where a symlink has taken its name since, the
+// file the path leads to. (Not the path's file for a write of a name the
+// path led to before it was retargeted: that write is no writer of it.)
 func (d *Decider) writtenFile(name string, f *Facts) fs.FileInfo {
-	if info := f.entry(name); info != nil {
+	if info := f.entry(name); info != nil && info.Mode().IsRegular() {
 		return info
 	}
 	if d.res.One && d.res.isFile(name) {

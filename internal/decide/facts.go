@@ -64,6 +64,6 @@ func NeedsFacts(ev Event, r *Resolution) Needs {
 	}
 	return Needs{
 		Stats: ev.Has(OpRemove|OpWrite|OpClose|OpAttrib) || !r.Atomic,
-		Entry: ev.Has(OpMade) || ev.Has(OpWrite|OpClose) && (!r.One || !r.isFile(ev.Name)),
+		Entry: ev.Has(OpMade|OpWrite) || ev.Has(OpClose) && (!r.One || !r.isFile(ev.Name)),
 	}
 }

@@ -262,9 +262,10 @@ func (d *Decider) laterWriter(r *Read, q *Queue, now time.Time) outcome {
 }
 
 // goneSince reports whether the path no longer shows the file r read, by
-// the facts f. A set's read is taken to be there.
+// the facts f. A set's read is taken to be there, and so is one the facts
+// say nothing of (no stat of the path was gathered).
 func (d *Decider) goneSince(r *Read, f *Facts) bool {
-	if r.Info == nil || len(d.cfg.Paths) != 1 {
+	if r.Info == nil || len(d.cfg.Paths) != 1 || len(f.Paths) == 0 {
 		return false
 	}
 	cur := f.file()

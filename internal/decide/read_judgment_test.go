@@ -83,6 +83,15 @@ func TestTheQueueAtARead(t *testing.T) {
 		assert.Equal(t, readBelieved, d.laterWriter(&r, &q, now.Add(MaxWaitFactor*d.wait.window)),
 			"writers that never let up: what is read stands")
 	})
+	t.Run("a rename's file chmod'ed, and a late event that needed no stat: the file is taken to be there", func(t *testing.T) {
+		d := testDecider(linux)
+		renamed := fakeFile{ino: 11, size: 4}
+		r := whole(ReasonEvent, renamed, 21)
+		d.res.File = renamed
+		q := Queue{Queued: []Event{{Name: path, Op: OpAttrib}}, QueuedFacts: facts(renamed, 22),
+			Late: []Event{{Name: "/etc/app/unrelated.tmp", Op: OpCreate}}}
+		assert.Equal(t, readBelieved, d.laterWriter(&r, &q, now))
+	})
 	t.Run("the file read removed since", func(t *testing.T) {
 		d := testDecider(linux)
 		gone := facts(nil, 0)
