@@ -12,9 +12,10 @@ import "github.com/keepwatch/file/internal/decide"
 // inotify instance, the mount table); the handler serializes them.
 type backend interface {
 	// Add watches path, a directory or a file, not following a symlink,
-	// and returns the watch's id. The kernel keeps one watch per inode, so
-	// every path to one directory gets the same id.
-	Add(path string) (id int, err error)
+	// for what report asks at least, and returns the watch's id. The kernel
+	// keeps one watch per inode, so every path to one directory gets the
+	// same id, and its watch reports what any of them asked for.
+	Add(path string, report decide.WatchKind) (id int, err error)
 	// Remove drops a watch. It cannot fail in a way that matters: an error
 	// only says the kernel already dropped it.
 	Remove(id int)

@@ -56,7 +56,9 @@ func newFsnotifyBackend(h handler) (backend, error) {
 	return b, nil
 }
 
-func (b *fsnotifyBackend) Add(path string) (int, error) {
+// Add watches path for everything fsnotify reports, whatever report
+// asks: fsnotify does not let its users choose.
+func (b *fsnotifyBackend) Add(path string, _ decide.WatchKind) (int, error) {
 	if err := b.w.Add(path); err != nil {
 		return 0, err
 	}

@@ -22,14 +22,29 @@ import (
 // newDefaultBackend is the kernel's own inotify on Linux.
 func newDefaultBackend(h handler) (backend, error) { return newInotifyBackend(h) }
 
-// inotifyMask is what every watch asks for, directory or file: entries
-// appearing and going, in-place writes and the close that ends them,
-// metadata, and the watched inode itself deleted or moved. Symlinks are
-// not followed: the watch loop resolves them itself and watches what they
-// lead to.
-const inotifyMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO |
-	unix.IN_MODIFY | unix.IN_CLOSE_WRITE | unix.IN_ATTRIB | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF |
-	unix.IN_DONT_FOLLOW | unix.IN_EXCL_UNLINK
+// inotifyMask is what a watch asks the kernel for: for its own move or
+// deletion, a directory's entries appearing and going, in-place writes,
+// the close that ends them and metadata (the watched file's, or a
+// directory's entries'), as report asks. The kernel then wakes the reader
+// for nothing else that happens where the path goes: appends to a log
+// beside the config, files made and removed in /tmp. Symlinks are not
+// followed: the watch loop resolves them itself and watches what they lead
+// to. IN_MASK_ADD adds to what the inode's watch reports already, for
+// another path or another loop: one watch per inode serves them all, and
+// reports what any of them asked for until the last of them is gone.
+func inotifyMask(report decide.WatchKind) uint32 {
+	mask := uint32(unix.IN_DONT_FOLLOW | unix.IN_EXCL_UNLINK | unix.IN_MASK_ADD)
+	if report&decide.WatchSelf != 0 {
+		mask |= unix.IN_DELETE_SELF | unix.IN_MOVE_SELF
+	}
+	if report&decide.WatchNames != 0 {
+		mask |= unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO
+	}
+	if report&decide.WatchContent != 0 {
+		mask |= unix.IN_MODIFY | unix.IN_CLOSE_WRITE | unix.IN_ATTRIB
+	}
+	return mask
+}
 
 // inotifyBackend is a backend on an inotify instance of its own, read
 // directly rather than through fsnotify, which hides what keepwatch needs:
@@ -91,14 +106,14 @@ func newInotifyBackend(h handler) (backend, error) {
 // one made after Close fails rather than reaching whatever descriptor has
 // its number by then.
 
-func (b *inotifyBackend) Add(path string) (int, error) {
+func (b *inotifyBackend) Add(path string, report decide.WatchKind) (int, error) {
 	rc, err := b.in.SyscallConn()
 	if err != nil {
 		return 0, err
 	}
 	var wd int
 	var werr error
-	if err := rc.Control(func(fd uintptr) { wd, werr = unix.InotifyAddWatch(int(fd), path, inotifyMask) }); err != nil {
+	if err := rc.Control(func(fd uintptr) { wd, werr = unix.InotifyAddWatch(int(fd), path, inotifyMask(report)) }); err != nil {
 		return 0, err
 	}
 	return wd, werr

@@ -92,10 +92,10 @@ func TestOneDirectoryByTwoPathsIsOneWatch(t *testing.T) {
 	b, err := newInotifyBackend(nopHandler{})
 	require.NoError(t, err)
 	defer b.Close()
-	id1, err := b.Add(filepath.Join(root, "a"))
+	id1, err := b.Add(filepath.Join(root, "a"), reportAll)
 	require.NoError(t, err)
 	require.NoError(t, os.Rename(filepath.Join(root, "a"), filepath.Join(root, "b")))
-	id2, err := b.Add(filepath.Join(root, "b"))
+	id2, err := b.Add(filepath.Join(root, "b"), reportAll)
 	require.NoError(t, err)
 	assert.Equal(t, id1, id2, "one inode, one watch")
 }
@@ -112,9 +112,9 @@ func TestHubServesOneWatchUnderEachOfItsPaths(t *testing.T) {
 		defer bsub.Close()
 		w := raw.last()
 		w.sameInode("/srv/a", "/srv/b")
-		require.NoError(t, added(a.Add("/srv/a")))
+		require.NoError(t, added(a.Add("/srv/a", reportAll)))
 		a.Want("/srv/a/config.yaml")
-		require.NoError(t, added(bsub.Add("/srv/b")))
+		require.NoError(t, added(bsub.Add("/srv/b", reportAll)))
 		bsub.Want("/srv/b/config.yaml")
 		assert.Equal(t, []string{"/srv/a", "/srv/b"}, w.watched(), "one inode, watched once")
 
@@ -150,7 +150,7 @@ func TestHubForgetsAWatchTheKernelDropped(t *testing.T) {
 		h := newHub(raw.newBackend)
 		s, _ := h.subscribe()
 		defer s.Close()
-		id, err := s.Add("/vol/..2026")
+		id, err := s.Add("/vol/..2026", reportAll)
 		require.NoError(t, err)
 		w := raw.last()
 		w.send("/vol/..2026", decide.OpDropped)
@@ -184,9 +184,9 @@ func TestAMountChangeRescansOnlyWhatItMoves(t *testing.T) {
 		elsewhere, _ := h.subscribe()
 		defer under.Close()
 		defer elsewhere.Close()
-		require.NoError(t, added(under.Add("/etc/app")))
+		require.NoError(t, added(under.Add("/etc/app", reportAll)))
 		under.Want("/etc/app/config.yaml")
-		require.NoError(t, added(elsewhere.Add("/srv")))
+		require.NoError(t, added(elsewhere.Add("/srv", reportAll)))
 		elsewhere.Want("/srv/config.yaml")
 		queued := func(n notifier) int { return len(n.(*subscription).events) }
 
@@ -243,9 +243,9 @@ func BenchmarkInotifyBatch(b *testing.B) {
 	require.NoError(b, err)
 	defer n.Close()
 	dir := filepath.Join(b.TempDir(), "etc", "app")
-	require.NoError(b, added(n.Add(dir)))
+	require.NoError(b, added(n.Add(dir, reportAll)))
 	n.Want(filepath.Join(dir, "config.yaml"))
-	id, _ := raw.last().Add(dir)
+	id, _ := raw.last().Add(dir, reportAll)
 
 	var buf []byte
 	for _, e := range []struct {
@@ -284,8 +284,8 @@ func TestABurstOfWritesToAFileWatchedTwiceIsMergedWhileQueued(t *testing.T) {
 	n, err := h.subscribe()
 	require.NoError(t, err)
 	defer n.Close()
-	require.NoError(t, added(n.Add(dir)))
-	own, err := n.Add(path)
+	require.NoError(t, added(n.Add(dir, reportAll)))
+	own, err := n.Add(path, reportAll)
 	require.NoError(t, err)
 	n.Want(path)
 
@@ -321,7 +321,7 @@ func TestTheKernelNamesTheInodeAWatchIsOf(t *testing.T) {
 	b, err := newInotifyBackend(nopHandler{})
 	require.NoError(t, err)
 	defer b.Close()
-	id, err := b.Add(path)
+	id, err := b.Add(path, reportAll)
 	require.NoError(t, err)
 
 	require.NoError(t, os.Rename(path, away))

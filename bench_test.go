@@ -150,7 +150,7 @@ func BenchmarkRecovery(b *testing.B) {
 		fs := &fakes{}
 		// Every failure is a first failure: max = min keeps the backoff at
 		// its first step, as after a healthy run.
-		f := Provider(path, withNotifier(fs.new), withBackoff(defaultBackoffMin, defaultBackoffMin),
+		f := Provider(path, withNotifier(fs.new), withoutWriterProbe(), withBackoff(defaultBackoffMin, defaultBackoffMin),
 			WithLogger(slog.New(slog.DiscardHandler)))
 		p := newProbe(b, func() watcher { return f })
 		measure(b, p, func(i int) (string, time.Time) {

@@ -47,7 +47,7 @@ func TestUnwatchReturnsWhileACallbackRunsAndShutdownWaitsForIt(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "config.yaml")
 		write(t, path, "v1\n")
 		fs := &fakes{}
-		f := Provider(path, withNotifier(fs.new), WithRecheckInterval(0), WithLogger(testLogger(t)))
+		f := Provider(path, withNotifier(fs.new), withoutWriterProbe(), WithRecheckInterval(0), WithLogger(testLogger(t)))
 		_, _ = f.ReadBytes()
 		g := newGate(t)
 		var returned atomic.Bool
@@ -155,7 +155,7 @@ func TestRewatchFromInsideTheCallback(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "config.yaml")
 		write(t, path, "v1\n")
 		fs := &fakes{}
-		f := Provider(path, withNotifier(fs.new), WithRecheckInterval(0), WithLogger(testLogger(t)))
+		f := Provider(path, withNotifier(fs.new), withoutWriterProbe(), WithRecheckInterval(0), WithLogger(testLogger(t)))
 		_, _ = f.ReadBytes()
 
 		const rounds = 5

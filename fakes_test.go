@@ -40,7 +40,7 @@ func (fs *fakes) new() (notifier, error) {
 		return nil, err
 	}
 	n := &fakeNotifier{fakeChannels: newFakeChannels(fs.buffered), fs: fs,
-		paths: make(map[string]bool), wants: make(map[string]bool), ids: make(map[fakeInode]int), pathIDs: make(map[string]int)}
+		paths: make(map[string]bool), reports: make(map[string]decide.WatchKind), wants: make(map[string]bool), ids: make(map[fakeInode]int), pathIDs: make(map[string]int)}
 	fs.made = append(fs.made, n)
 	return n, nil
 }
@@ -92,17 +92,18 @@ func (fs *fakes) gaps() []time.Duration {
 type fakeNotifier struct {
 	fakeChannels
 	fs      *fakes
-	paths   map[string]bool   // guarded by mu
-	wants   map[string]bool   // guarded by mu
-	ids     map[fakeInode]int // guarded by mu
-	pathIDs map[string]int    // the id each path was last watched with; guarded by mu
-	lastID  int               // guarded by mu
+	paths   map[string]bool             // guarded by mu
+	reports map[string]decide.WatchKind // what each path's watch was asked to report; guarded by mu
+	wants   map[string]bool             // guarded by mu
+	ids     map[fakeInode]int           // guarded by mu
+	pathIDs map[string]int              // the id each path was last watched with; guarded by mu
+	lastID  int                         // guarded by mu
 }
 
-// Add watches path. Its id is that of the inode path names now, as the
-// kernel's is: the same for the same inode, whatever its name, a new one
-// for another.
-func (n *fakeNotifier) Add(path string) (int, error) {
+// Add watches path, for what report asks (recorded in reports). Its id is
+// that of the inode path names now, as the kernel's is: the same for the
+// same inode, whatever its name, a new one for another.
+func (n *fakeNotifier) Add(path string, report decide.WatchKind) (int, error) {
 	n.fs.mu.Lock()
 	addErr := n.fs.addErr
 	n.fs.mu.Unlock()
@@ -114,6 +115,7 @@ func (n *fakeNotifier) Add(path string) (int, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.paths[path] = true
+	n.reports[path] |= report
 	key := fakeInode{path: path}
 	if info, err := os.Lstat(path); err == nil {
 		key.dev, key.ino = fileID(info)
@@ -295,7 +297,7 @@ func (b *fakeBackend) idLocked(path string) int {
 	return id
 }
 
-func (b *fakeBackend) Add(path string) (int, error) {
+func (b *fakeBackend) Add(path string, _ decide.WatchKind) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	id := b.idLocked(path)

@@ -46,7 +46,7 @@ func FuzzSessionEvents(f *testing.F) {
 			// the kernel sends with each change.
 			closes := len(script) > 0 && script[0]&0x80 != 0
 			fs := &fakes{caps: decide.Caps{Closes: closes}}
-			f := Provider(path, withNotifier(fs.new), WithLogger(failLogger(t)), WithErrorCallbacks(),
+			f := Provider(path, withNotifier(fs.new), withoutWriterProbe(), WithLogger(failLogger(t)), WithErrorCallbacks(),
 				WithRecheckInterval(time.Second), WithQuietWindow(50*time.Millisecond),
 				withBackoff(10*time.Millisecond, 100*time.Millisecond))
 			base, _ := f.ReadBytes()
@@ -194,7 +194,7 @@ func FuzzReadFile(f *testing.F) {
 		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		c, err := readFile(path, "f", int64(limit))
+		c, err := readFile(path, "f", int64(limit), false)
 		switch {
 		case int(size) <= int(limit) && (err != nil || string(c.data) != data):
 			t.Fatalf("size %d, limit %d: %v", size, limit, err)

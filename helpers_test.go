@@ -445,7 +445,7 @@ func config(n int) map[string]string {
 func watchedFake(t *testing.T, path string, opts ...Option) (*File, *recorder, *fakes) {
 	t.Helper()
 	fs := &fakes{}
-	base := []Option{withNotifier(fs.new), withBackoff(testBackoffMin, testBackoffMax), WithRecheckInterval(0)}
+	base := []Option{withNotifier(fs.new), withoutWriterProbe(), withBackoff(testBackoffMin, testBackoffMax), WithRecheckInterval(0)}
 	f, r := watched(t, path, append(base, opts...)...)
 	synctest.Wait()
 	return f, r, fs
@@ -586,3 +586,6 @@ func added(_ int, err error) error { return err }
 // requires no koanf module, and tests/koanf runs sets with koanf's own
 // parsers.
 type yamlParser = yamlparser.Parser
+
+// reportAll asks a watch for everything it can report.
+const reportAll = decide.WatchSelf | decide.WatchNames | decide.WatchContent

@@ -341,14 +341,14 @@ func (s *subscription) throughLocked(point string) bool {
 // the path may name another inode now (a directory deleted and created
 // again, a directory renamed over it), and the old watch is then released.
 // Asking again for a live watch costs one cheap system call.
-func (s *subscription) Add(path string) (int, error) {
+func (s *subscription) Add(path string, report decide.WatchKind) (int, error) {
 	h := s.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !s.liveLocked() {
 		return 0, errNotifierClosed
 	}
-	id, err := s.in.b.Add(path)
+	id, err := s.in.b.Add(path, report)
 	if err != nil {
 		return 0, err
 	}

@@ -38,18 +38,23 @@ func maxQueuedEvents(t *testing.T) int {
 // longer than the queue by as much to overflow it whenever the reader woke.
 const maxEventsPerRead = 4096
 
-// flood makes n events that a watch of path wants: it changes the mode of
-// path and of its directory, turn about, so that the kernel cannot merge
-// them (it merges an event with an identical one not yet read).
+// flood makes n events that watches of path report, whatever they ask
+// for: the mode of path changed (its own watch's, or its directory's for
+// an entry), turn about with a name made and removed again in its
+// directory (the directory's), so that the kernel cannot merge them (it
+// merges an event with an identical one not yet read).
 func flood(t *testing.T, path string, n int) {
 	t.Helper()
-	dir := filepath.Dir(path)
+	other := filepath.Join(filepath.Dir(path), "flood.tmp")
 	for i := range n {
-		target, mode := path, os.FileMode(0o644|(i/2%2)<<4)
-		if i%2 == 1 {
-			target, mode = dir, os.FileMode(0o755|(i/2%2)<<4)
+		switch {
+		case i%2 == 0:
+			require.NoError(t, os.Chmod(path, os.FileMode(0o644|(i/2%2)<<4)))
+		case i/2%2 == 0:
+			require.NoError(t, os.WriteFile(other, nil, 0o644))
+		default:
+			require.NoError(t, os.Remove(other))
 		}
-		require.NoError(t, os.Chmod(target, mode))
 	}
 }
 
@@ -180,7 +185,7 @@ func (p *privateNotifier) wanted(name string) bool {
 	return p.wants[name] || p.dirs[name]
 }
 
-func (p *privateNotifier) Add(dir string) (int, error) {
+func (p *privateNotifier) Add(dir string, _ decide.WatchKind) (int, error) {
 	if err := p.w.Add(dir); err != nil {
 		return 0, err
 	}

@@ -11,11 +11,13 @@ import "github.com/keepwatch/file/internal/decide"
 // means the notifier broke: the loop ends, and is re-armed with a full
 // re-read.
 type notifier interface {
-	// Add watches path, a directory or a file, not following a symlink:
-	// events on path itself and, for a directory, on each of its entries
-	// that is wanted. Adding a path again watches what it names now. It
-	// returns the watch's id, which the events on path itself carry.
-	Add(path string) (int, error)
+	// Add watches path, a directory or a file, not following a symlink,
+	// for what report asks (at least: a backend that cannot choose reports
+	// all of it): events on path itself and, for a directory, on each of
+	// its entries that is wanted. Adding a path again watches what it names
+	// now. It returns the watch's id, which the events on path itself
+	// carry.
+	Add(path string, report decide.WatchKind) (int, error)
 	// Remove stops watching path.
 	Remove(path string)
 	// Want asks for the events that name path; a path ending in a
@@ -43,7 +45,7 @@ type notifier interface {
 // never has an event, so the loop is woken by its timers alone.
 type noEvents struct{}
 
-func (noEvents) Add(string) (int, error)               { return 0, nil }
+func (noEvents) Add(string, decide.WatchKind) (int, error) { return 0, nil }
 func (noEvents) Remove(string)                         {}
 func (noEvents) Want(string)                           {}
 func (noEvents) Forget(map[string]bool)                {}

@@ -50,6 +50,7 @@ type options struct {
 	errorCallbacks bool // problems go to the callback too
 	contentHash    bool // Stats and the log show the content's SHA-256
 	waitForPath    bool // Watch starts on a path that does not resolve, and waits for it
+	probeWriters   bool // ask the kernel whether anyone holds the file open for writing (writersOn)
 	newNotifier    func() (notifier, error)
 	fsType         func(path string) (name string, noEvents bool)
 	mountInfo      string // the mount table to look for a subPath mount in; "" not to
@@ -57,14 +58,15 @@ type options struct {
 
 func newOptions(opts []Option) options {
 	o := options{
-		recheck:     defaultRecheckInterval,
-		quiet:       defaultQuietWindow,
-		backoffMin:  defaultBackoffMin,
-		backoffMax:  defaultBackoffMax,
-		maxSize:     defaultMaxSize,
-		newNotifier: processHub.subscribe,
-		fsType:      fsinfo.Type,
-		mountInfo:   mountinfo.Path,
+		recheck:      defaultRecheckInterval,
+		quiet:        defaultQuietWindow,
+		backoffMin:   defaultBackoffMin,
+		backoffMax:   defaultBackoffMax,
+		maxSize:      defaultMaxSize,
+		probeWriters: true,
+		newNotifier:  processHub.subscribe,
+		fsType:       fsinfo.Type,
+		mountInfo:    mountinfo.Path,
 	}
 	for _, opt := range opts {
 		opt(&o)

@@ -22,6 +22,13 @@ func withBackoff(lo, hi time.Duration) Option {
 	}
 }
 
+// withoutWriterProbe never asks the kernel of the file's writers, as where
+// it does not say: for tests that play a writer by its events and the
+// file's times alone, with no descriptor held open.
+func withoutWriterProbe() Option {
+	return func(o *options) { o.probeWriters = false }
+}
+
 // withNotifier replaces the filesystem notifier, to inject failures.
 func withNotifier(newNotifier func() (notifier, error)) Option {
 	return func(o *options) { o.newNotifier = newNotifier }

@@ -20,8 +20,10 @@ type readable interface {
 // path the user gave). It opens without blocking and checks the open file
 // before reading a byte, so a named pipe cannot hang it and a device cannot
 // feed it forever; it never reads more than limit+1 bytes, so a file that
-// grows while being read cannot exhaust memory.
-func readFile(abs, name string, limit int64) (content, error) {
+// grows while being read cannot exhaust memory. With probe, it asks the
+// kernel, once it has read, whether anyone holds the file open for writing
+// (writersOn).
+func readFile(abs, name string, limit int64, probe bool) (content, error) {
 	fd, err := openToRead(abs)
 	if err != nil {
 		return content{}, renamePath(err, name)
@@ -48,7 +50,11 @@ func readFile(abs, name string, limit int64) (content, error) {
 	// Fewer bytes than fstat said: the file was cut short as it was read,
 	// by a writer's truncation.
 	torn := info.Size() > 0 && int64(len(data)) < info.Size()
-	return content{data: data, sum: sha256.Sum256(data), info: info, mtime: info.ModTime(), torn: torn}, nil
+	c := content{data: data, sum: sha256.Sum256(data), info: info, mtime: info.ModTime(), torn: torn}
+	if probe {
+		c.writers = writersOfOpen(fd)
+	}
+	return c, nil
 }
 
 // readAtMost reads r to its end, or until it has read limit+1 bytes, which

@@ -81,7 +81,7 @@ func TestFailingConstructorBacksOffExponentiallyAndReportsOnce(t *testing.T) {
 		write(t, path, "v1\n")
 		fs := &fakes{}
 		fs.newErrs = []error{syscall.EIO, syscall.EIO, syscall.EIO, syscall.EIO, syscall.EIO, syscall.EIO}
-		_, r := watched(t, path, withNotifier(fs.new), withBackoff(testBackoffMin, testBackoffMax), WithRecheckInterval(0))
+		_, r := watched(t, path, withNotifier(fs.new), withoutWriterProbe(), withBackoff(testBackoffMin, testBackoffMax), WithRecheckInterval(0))
 
 		write(t, path, "v2\n")
 		time.Sleep(10 * time.Second)
@@ -116,7 +116,7 @@ func TestFailingAddIsReportedOnceAndRetried(t *testing.T) {
 				write(t, path, "v1\n")
 				fs := &fakes{}
 				fs.addErr = func(string) error { return errno }
-				_, r := watched(t, path, withNotifier(fs.new), withBackoff(testBackoffMin, testBackoffMax), WithRecheckInterval(0))
+				_, r := watched(t, path, withNotifier(fs.new), withoutWriterProbe(), withBackoff(testBackoffMin, testBackoffMax), WithRecheckInterval(0))
 
 				time.Sleep(time.Second)
 				synctest.Wait()
@@ -188,7 +188,7 @@ func TestShutdownDuringBackoffReturnsAtOnce(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "config.yaml")
 		write(t, path, "v1\n")
 		fs := &fakes{newErrs: []error{syscall.EIO}}
-		f := Provider(path, withNotifier(fs.new), withBackoff(time.Hour, time.Hour), WithLogger(testLogger(t)))
+		f := Provider(path, withNotifier(fs.new), withoutWriterProbe(), withBackoff(time.Hour, time.Hour), WithLogger(testLogger(t)))
 		require.NoError(t, f.Watch(func(any, error) {}))
 		synctest.Wait()
 		start := time.Now()

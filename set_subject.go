@@ -175,18 +175,18 @@ func appendNew(list []string, s string) []string {
 
 // read reads the set's files, all of them from one place: in a kubelet
 // volume, the payload ..data names (see generation.go).
-func (s *setSubject) read(why decide.Reason, _ *resolution) reading {
+func (s *setSubject) read(why decide.Reason, _ *resolution, probe bool) reading {
 	c := chain.Resolve(s.abs, nil)
 	p, err := s.locate(&c)
 	if err != nil {
 		return reading{why: why, err: err}
 	}
 	if p.gen == "" {
-		return s.readAt(p, why)
+		return s.readAt(p, why, probe)
 	}
 	link := filepath.Join(p.dir, dataLink)
 	return readGeneration(link, p.gen, func(gen string) reading {
-		r := s.readAt(place{dir: p.dir, gen: gen, base: filepath.Join(p.dir, gen)}, why)
+		r := s.readAt(place{dir: p.dir, gen: gen, base: filepath.Join(p.dir, gen)}, why, probe)
 		if s.names == nil && r.err == nil && kubeletGeneration(link) != gen {
 			// A set that lists its files (a glob, a tree) finds none
 			// missing when kubelet removes the payload under its listing:
@@ -199,13 +199,18 @@ func (s *setSubject) read(why decide.Reason, _ *resolution) reading {
 	})
 }
 
-// readAt reads the set's files where p says they are.
-func (s *setSubject) readAt(p place, why decide.Reason) reading {
+// readAt reads the set's files where p says they are. With probe, what
+// the kernel says of their writers is whether any of them has one (or not
+// known, if it does not say of one).
+func (s *setSubject) readAt(p place, why decide.Reason, probe bool) reading {
 	names, err := s.members(p)
 	if err != nil {
 		return reading{why: why, err: err}
 	}
 	out := content{gen: p.gen}
+	if probe {
+		out.writers = decide.WritersNone
+	}
 	if p.gen != "" {
 		out.vol = p.dir
 	}
@@ -215,12 +220,15 @@ func (s *setSubject) readAt(p place, why decide.Reason) reading {
 	h := sha256.New()
 	left := s.maxSize
 	for _, n := range names {
-		f, err := readFile(filepath.Join(p.base, n), filepath.Join(s.dirName(), n), left)
+		f, err := readFile(filepath.Join(p.base, n), filepath.Join(s.dirName(), n), left, probe)
 		if err != nil {
 			return reading{why: why, err: err}
 		}
 		left -= int64(len(f.data))
 		out.files = append(out.files, member{name: n, data: f.data})
+		if probe && out.writers != decide.WritersOpen && f.writers != decide.WritersNone {
+			out.writers = f.writers
+		}
 		if f.mtime.After(out.mtime) {
 			out.mtime = f.mtime
 		}

@@ -24,8 +24,9 @@ type subject interface {
 	// and build the new resolution in prev's storage.
 	resolve(before func(path string), prev *resolution, changed map[string]bool) resolution
 	// read reads the subject. via, if not nil, is the resolution made just
-	// before: the read takes from it what it already found.
-	read(why decide.Reason, via *resolution) reading
+	// before: the read takes from it what it already found. With probe, it
+	// asks the kernel whether anyone holds a file it read open for writing.
+	read(why decide.Reason, via *resolution, probe bool) reading
 	// stat sums up the stat of everything read, for the cheap re-check: a
 	// change of content that leaves it alike is not looked for.
 	stat() decide.Signature
@@ -180,17 +181,17 @@ func (f *fileSubject) resolve(before func(string), prev *resolution, changed map
 // resolution, a file whose directory holds no ..data is read at once (the
 // common case: ReadBytes on a plain file costs what os.ReadFile does), and
 // one beside a ..data link is resolved first.
-func (f *fileSubject) read(why decide.Reason, via *resolution) reading {
+func (f *fileSubject) read(why decide.Reason, via *resolution, probe bool) reading {
 	if via == nil {
 		if kubeletGeneration(filepath.Join(filepath.Dir(f.abs), dataLink)) == "" {
-			return f.readAt(f.abs, why)
+			return f.readAt(f.abs, why, probe)
 		}
 		v := f.resolve(nil, nil, nil)
 		via = &v
 	}
 	rel, ok := via.inPayload()
 	if !ok {
-		return f.readAt(f.abs, why)
+		return f.readAt(f.abs, why, probe)
 	}
 	vol := filepath.Dir(via.DataLink)
 	return readGeneration(via.DataLink, via.gen, func(gen string) reading {
@@ -198,7 +199,7 @@ func (f *fileSubject) read(why decide.Reason, via *resolution) reading {
 		if gen != via.gen {
 			path = filepath.Join(vol, gen, rel)
 		}
-		r := f.readAt(path, why)
+		r := f.readAt(path, why, probe)
 		if r.err == nil {
 			r.c.gen, r.c.vol = gen, vol
 			if gen == via.gen {
@@ -210,8 +211,8 @@ func (f *fileSubject) read(why decide.Reason, via *resolution) reading {
 }
 
 // readAt reads the file at path: the path, or where it leads in a payload.
-func (f *fileSubject) readAt(path string, why decide.Reason) reading {
-	c, err := readFile(path, f.path, f.maxSize)
+func (f *fileSubject) readAt(path string, why decide.Reason, probe bool) reading {
+	c, err := readFile(path, f.path, f.maxSize, probe)
 	if err != nil {
 		return reading{why: why, err: err}
 	}

@@ -266,7 +266,7 @@ func (l *watchLoop) carryOut(d decide.Decision) error {
 			if a.Via {
 				via = &l.res
 			}
-			l.read = l.t.subj.read(a.Why, via)
+			l.read = l.t.subj.read(a.Why, via, l.t.opts.probeWriters)
 			d = l.d.Read(l.read.facts(l.t.subj), time.Now())
 		case decide.TakeQueue:
 			q, closed := l.takeQueue(a.AwaitTruncation)
@@ -275,14 +275,18 @@ func (l *watchLoop) carryOut(d decide.Decision) error {
 			}
 			d = l.d.Queue(q, now)
 		case decide.AddWatch:
-			d = l.d.Added(l.add(a.Path), now)
+			d = l.d.Added(l.add(a.Path, a.Report), now)
 		case decide.AddOwnWatch:
-			res := l.add(a.Path)
+			res := l.add(a.Path, a.Report)
 			var after fs.FileInfo
+			writers := decide.WritersUnknown
 			if res.Err == nil {
 				after = lstatOrNil(a.Path)
+				if after != nil && sameFile(after, a.File) && l.t.opts.probeWriters {
+					writers = writersOf(a.Path, a.File)
+				}
 			}
-			d = l.d.OwnWatchAdded(res, after, now)
+			d = l.d.OwnWatchAdded(res, after, writers, now)
 		case decide.AskInode:
 			of, ok := l.n.Inode(a.Watch)
 			d = l.d.InodeOf(of, ok, now)
@@ -372,9 +376,9 @@ func (l *watchLoop) forgetUnwanted() {
 	}
 }
 
-// add watches path, and says what that came to.
-func (l *watchLoop) add(path string) decide.AddResult {
-	id, err := l.n.Add(path)
+// add watches path for what report asks, and says what that came to.
+func (l *watchLoop) add(path string, report decide.WatchKind) decide.AddResult {
+	id, err := l.n.Add(path, report)
 	return decide.AddResult{ID: id, Err: err, Kind: errKindOf(err)}
 }
 

@@ -218,9 +218,9 @@ type countingSubject struct {
 	reads atomic.Int32
 }
 
-func (c *countingSubject) read(why decide.Reason, via *resolution) reading {
+func (c *countingSubject) read(why decide.Reason, via *resolution, probe bool) reading {
 	c.reads.Add(1)
-	return c.subject.read(why, via)
+	return c.subject.read(why, via, probe)
 }
 
 // A writer's close told twice, by the file's own watch and by its
@@ -232,7 +232,7 @@ func TestAnInPlaceWriteIsReadOnce(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "config.yaml")
 		write(t, path, "v1\n")
 		fs := &fakes{caps: linuxCaps, buffered: true}
-		f := Provider(path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet),
+		f := Provider(path, withNotifier(fs.new), withoutWriterProbe(), WithRecheckInterval(0), WithQuietWindow(testQuiet),
 			WithLogger(testLogger(t)), WithErrorCallbacks())
 		counted := &countingSubject{subject: f.t.subj}
 		f.t.subj = counted
@@ -463,7 +463,7 @@ type movingSubject struct {
 	move func()
 }
 
-func (m *movingSubject) read(why decide.Reason, via *resolution) reading {
+func (m *movingSubject) read(why decide.Reason, via *resolution, probe bool) reading {
 	m.mu.Lock()
 	move := m.move
 	m.move = nil
@@ -471,7 +471,7 @@ func (m *movingSubject) read(why decide.Reason, via *resolution) reading {
 	if move != nil {
 		move()
 	}
-	return m.subject.read(why, via)
+	return m.subject.read(why, via, probe)
 }
 
 // A file extracted over the one removed, as tar does it (create, write,
@@ -521,7 +521,7 @@ func TestAFileTheReadFindsInPlaceOfTheOneResolvedIsNotReadMidWrite(t *testing.T)
 		require.NoError(t, os.Mkdir(other, 0o755))
 		t2 := filepath.Join(other, "t2.yaml")
 		fs := &fakes{caps: decide.Caps{Closes: true, Files: true, Ancestors: true}}
-		f := Provider(path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet),
+		f := Provider(path, withNotifier(fs.new), withoutWriterProbe(), WithRecheckInterval(0), WithQuietWindow(testQuiet),
 			WithErrorCallbacks(), WithLogger(testLogger(t)))
 		moving := &movingSubject{subject: f.t.subj}
 		f.t.subj = moving
@@ -725,7 +725,7 @@ func TestAFileRenamedOverBeforeTheFirstReadKeepsItsOwnWatch(t *testing.T) {
 			}
 			return nil
 		}
-		f, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet))
+		f, r := watched(t, path, withNotifier(fs.new), withoutWriterProbe(), WithRecheckInterval(0), WithQuietWindow(testQuiet))
 		synctest.Wait()
 		advance(3 * testQuiet)
 		assert.Equal(t, []string{"v2\n"}, r.contents())
@@ -760,7 +760,7 @@ func TestAFileRenamedOverBeforeTheFirstReadIsReadOnce(t *testing.T) {
 			}
 			return nil
 		}
-		f := Provider(path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet),
+		f := Provider(path, withNotifier(fs.new), withoutWriterProbe(), WithRecheckInterval(0), WithQuietWindow(testQuiet),
 			WithLogger(testLogger(t)), WithErrorCallbacks())
 		_, _ = f.ReadBytes()
 		counted := &countingSubject{subject: f.t.subj}
@@ -784,7 +784,7 @@ type hookSubject struct {
 	before func()
 }
 
-func (h *hookSubject) read(why decide.Reason, via *resolution) reading {
+func (h *hookSubject) read(why decide.Reason, via *resolution, probe bool) reading {
 	h.mu.Lock()
 	fn := h.before
 	h.before = nil
@@ -792,7 +792,7 @@ func (h *hookSubject) read(why decide.Reason, via *resolution) reading {
 	if fn != nil {
 		fn()
 	}
-	return h.subject.read(why, via)
+	return h.subject.read(why, via, probe)
 }
 
 func (h *hookSubject) set(fn func()) {
@@ -903,7 +903,7 @@ func TestAWaitHoldsForItsFile(t *testing.T) {
 				w := &waitWorld{dir: t.TempDir()}
 				c.layout(t, w)
 				fs := &fakes{caps: linuxCaps}
-				f := Provider(w.path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet),
+				f := Provider(w.path, withNotifier(fs.new), withoutWriterProbe(), WithRecheckInterval(0), WithQuietWindow(testQuiet),
 					WithLogger(testLogger(t)), WithErrorCallbacks())
 				_, _ = f.ReadBytes()
 				w.hook = &hookSubject{subject: f.t.subj}
@@ -945,7 +945,7 @@ func TestTheWitnessEndsAWaitAfterThePathWasResolvedAway(t *testing.T) {
 		write(t, a, "v1\n")
 		require.NoError(t, os.Symlink("a.yaml", path))
 		fs := &fakes{caps: linuxCaps}
-		f := Provider(path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet),
+		f := Provider(path, withNotifier(fs.new), withoutWriterProbe(), WithRecheckInterval(0), WithQuietWindow(testQuiet),
 			WithLogger(testLogger(t)), WithErrorCallbacks())
 		r := newRecorder(f)
 		require.NoError(t, f.Watch(r.cb))
@@ -1000,7 +1000,7 @@ func TestTheWitnessIsTakenWhenItsFileGoesRightAfterTheAdd(t *testing.T) {
 				other, path := filepath.Join(dir, "t2.yaml"), filepath.Join(dir, "config.yaml")
 				write(t, path, "v1\n")
 				fs := &fakes{caps: linuxCaps}
-				f := Provider(path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet),
+				f := Provider(path, withNotifier(fs.new), withoutWriterProbe(), WithRecheckInterval(0), WithQuietWindow(testQuiet),
 					WithLogger(testLogger(t)), WithErrorCallbacks())
 				r := newRecorder(f)
 				require.NoError(t, f.Watch(r.cb))
@@ -1056,7 +1056,7 @@ func TestTheWitnessOfAWaitIsNoWatchedDirectory(t *testing.T) {
 		write(t, file, "v1\n")
 		require.NoError(t, os.Symlink("a.yaml", path))
 		fs := &fakes{caps: linuxCaps}
-		f := Provider(path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet),
+		f := Provider(path, withNotifier(fs.new), withoutWriterProbe(), WithRecheckInterval(0), WithQuietWindow(testQuiet),
 			WithLogger(testLogger(t)), WithErrorCallbacks())
 		r := newRecorder(f)
 		require.NoError(t, f.Watch(r.cb))

@@ -30,7 +30,7 @@ func TestAPayloadEmptiedInPlaceLongAgoIsDelivered(t *testing.T) {
 		require.NoError(t, unix.UtimesNanoAt(unix.AT_FDCWD, filepath.Join(dir, dataLink),
 			[]unix.Timespec{swapped, swapped}, unix.AT_SYMLINK_NOFOLLOW))
 		fs := &fakes{}
-		_, r := watched(t, v.Path("config.yaml"), withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet))
+		_, r := watched(t, v.Path("config.yaml"), withNotifier(fs.new), withoutWriterProbe(), WithRecheckInterval(0), WithQuietWindow(testQuiet))
 		synctest.Wait()
 
 		payload, err := filepath.EvalSymlinks(v.Path("config.yaml"))

@@ -184,9 +184,9 @@ type renamedOverAtFirstRead struct {
 	do   func()
 }
 
-func (s *renamedOverAtFirstRead) read(why decide.Reason, via *resolution) reading {
+func (s *renamedOverAtFirstRead) read(why decide.Reason, via *resolution, probe bool) reading {
 	s.once.Do(s.do)
-	return s.subject.read(why, via)
+	return s.subject.read(why, via, probe)
 }
 
 // A file in a directory the process can traverse but not list, watched by

@@ -35,7 +35,7 @@ func TestEventsUnavailableFallsBackToPollingAndBack(t *testing.T) {
 				fs := &fakes{}
 				c.setup(fs, c.errno)
 				const every = fallbackPollInterval
-				_, r := watched(t, path, withNotifier(fs.new), WithQuietWindow(testQuiet))
+				_, r := watched(t, path, withNotifier(fs.new), withoutWriterProbe(), WithQuietWindow(testQuiet))
 				synctest.Wait()
 				calls := fs.calls()
 
@@ -80,7 +80,7 @@ func TestForcedPollingUsesNoEvents(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "config.yaml")
 		write(t, path, "v1\n")
 		fs := &fakes{}
-		_, r := watched(t, path, withNotifier(fs.new), WithPolling(time.Second), WithRecheckInterval(time.Hour),
+		_, r := watched(t, path, withNotifier(fs.new), withoutWriterProbe(), WithPolling(time.Second), WithRecheckInterval(time.Hour),
 			WithQuietWindow(testQuiet))
 		synctest.Wait()
 

@@ -455,7 +455,7 @@ func TestInPlaceWritesAreReadWhenTheWriterCloses(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "config.yaml")
 		write(t, path, "v1\n")
 		fs := &fakes{caps: decide.Caps{Closes: true}}
-		_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet))
+		_, r := watched(t, path, withNotifier(fs.new), withoutWriterProbe(), WithRecheckInterval(0), WithQuietWindow(testQuiet))
 		synctest.Wait()
 		n := fs.last()
 
@@ -515,7 +515,7 @@ func TestARecheckedChangeWaitsTheQuietWindowEvenWhereClosesAreSeen(t *testing.T)
 		path := filepath.Join(t.TempDir(), "config.yaml")
 		write(t, path, "v1\n")
 		fs := &fakes{caps: decide.Caps{Closes: true}}
-		_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(time.Second), WithQuietWindow(testQuiet))
+		_, r := watched(t, path, withNotifier(fs.new), withoutWriterProbe(), WithRecheckInterval(time.Second), WithQuietWindow(testQuiet))
 		synctest.Wait()
 
 		replace(t, path, "v2\n") // as on NFS: no event
@@ -531,7 +531,7 @@ func TestACloseOrAttributeChangeReadsOnlyWhenTheStatChanged(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "config.yaml")
 		write(t, path, "v1\n")
 		fs := &fakes{caps: decide.Caps{Closes: true, Files: true}}
-		_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet))
+		_, r := watched(t, path, withNotifier(fs.new), withoutWriterProbe(), WithRecheckInterval(0), WithQuietWindow(testQuiet))
 		synctest.Wait()
 		n := fs.last()
 
@@ -587,7 +587,7 @@ func TestEveryDirectoryOnTheWayAndTheFileAreWatched(t *testing.T) {
 			}
 			return nil
 		}
-		f, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(0))
+		f, r := watched(t, path, withNotifier(fs.new), withoutWriterProbe(), WithRecheckInterval(0))
 		synctest.Wait()
 		want := append(ancestors(filepath.Join(root, "a")), path)
 		assert.Equal(t, want, fs.last().watched())
@@ -619,7 +619,7 @@ func TestAWritersCloseDoesNotEndTheDoubtOfAnEmptyFile(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "config.yaml")
 		write(t, path, "v1\n")
 		fs := &fakes{caps: decide.Caps{Closes: true}}
-		_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet))
+		_, r := watched(t, path, withNotifier(fs.new), withoutWriterProbe(), WithRecheckInterval(0), WithQuietWindow(testQuiet))
 		synctest.Wait()
 		n := fs.last()
 		replace(t, path, "") // created empty
@@ -640,7 +640,7 @@ func TestARecheckedTruncationStillWaitsForTheWritersClose(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "config.yaml")
 		write(t, path, "v1\n")
 		fs := &fakes{caps: decide.Caps{Closes: true}}
-		_, r := watched(t, path, withNotifier(fs.new), WithRecheckInterval(time.Second), WithQuietWindow(testQuiet))
+		_, r := watched(t, path, withNotifier(fs.new), withoutWriterProbe(), WithRecheckInterval(time.Second), WithQuietWindow(testQuiet))
 		synctest.Wait()
 		n := fs.last()
 		write(t, path, "") // truncated; the re-check comes before the event
@@ -849,7 +849,7 @@ var linuxCaps = decide.Caps{Closes: true, Files: true, Ancestors: true}
 // to send its events through.
 func watchedThrough(t *testing.T, path string, fs *fakes, opts ...Option) (*recorder, *fakeNotifier) {
 	t.Helper()
-	base := []Option{withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet)}
+	base := []Option{withNotifier(fs.new), withoutWriterProbe(), WithRecheckInterval(0), WithQuietWindow(testQuiet)}
 	_, r := watched(t, path, append(base, opts...)...)
 	synctest.Wait()
 	return r, fs.last()
@@ -954,7 +954,7 @@ func TestARecheckIsForTheWatchRunningThen(t *testing.T) {
 		write(t, path, "v1\n")
 		var adds atomic.Int32
 		fs := &fakes{addErr: func(string) error { adds.Add(1); return nil }}
-		f := Provider(path, withNotifier(fs.new), WithRecheckInterval(0), WithLogger(testLogger(t)))
+		f := Provider(path, withNotifier(fs.new), withoutWriterProbe(), WithRecheckInterval(0), WithLogger(testLogger(t)))
 		f.Recheck()
 		r := newRecorder(f)
 		require.NoError(t, f.Watch(r.cb))
@@ -1005,7 +1005,7 @@ func TestASetRechecksNow(t *testing.T) {
 		write(t, filepath.Join(dir, "a.yaml"), "a: 1\n")
 		write(t, filepath.Join(dir, "b.yaml"), "b: 1\n")
 		fs := &fakes{}
-		s := Set(dir, []string{"a.yaml", "b.yaml"}, yamlParser{}, withNotifier(fs.new), WithRecheckInterval(0),
+		s := Set(dir, []string{"a.yaml", "b.yaml"}, yamlParser{}, withNotifier(fs.new), withoutWriterProbe(), WithRecheckInterval(0),
 			WithLogger(testLogger(t)))
 		r := watchedSet(t, s)
 		synctest.Wait()
@@ -1088,14 +1088,14 @@ type flakySubject struct {
 	err   error
 }
 
-func (f *flakySubject) read(why decide.Reason, via *resolution) reading {
+func (f *flakySubject) read(why decide.Reason, via *resolution, probe bool) reading {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.fails > 0 {
 		f.fails--
 		return reading{why: why, err: f.err}
 	}
-	return f.subject.read(why, via)
+	return f.subject.read(why, via, probe)
 }
 
 // A read that fails for a reason of the process (too many open files), not
@@ -1107,7 +1107,7 @@ func TestAReadThatFailsForTheProcessIsRetried(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "config.yaml")
 		write(t, path, "v1\n")
 		fs := &fakes{caps: decide.Caps{Closes: true}}
-		f := Provider(path, withNotifier(fs.new), WithRecheckInterval(0), WithQuietWindow(testQuiet),
+		f := Provider(path, withNotifier(fs.new), withoutWriterProbe(), WithRecheckInterval(0), WithQuietWindow(testQuiet),
 			withBackoff(testBackoffMin, testBackoffMax), WithErrorCallbacks(), WithLogger(testLogger(t)))
 		emfile := &os.PathError{Op: "open", Path: path, Err: syscall.EMFILE}
 		flaky := &flakySubject{subject: f.t.subj, err: emfile}

@@ -129,7 +129,7 @@ type settleProcedure struct {
 // addProcedure is the adding of watches, one at a time, until one fails
 // in a way that stops it.
 type addProcedure struct {
-	left     []string
+	left     []planned
 	added    int
 	forRead  bool // after a read (afterRead), else a settle round
 	readAll  bool
@@ -278,9 +278,9 @@ func (d *Decider) Queue(q Queue, now time.Time) Decision {
 // Added takes what adding the watch the last AddWatch asked for came to.
 func (d *Decider) Added(res AddResult, now time.Time) Decision {
 	d.begin(adding)
-	p := d.adds.left[0]
+	pl := d.adds.left[0]
 	d.adds.left = d.adds.left[1:]
-	stop, err := d.watches.added(&d.res, p, res)
+	stop, err := d.watches.added(&d.res, pl, res)
 	switch {
 	case stop:
 		d.adds.err, d.adds.vanished = err, res.Kind == ErrVanished
@@ -293,9 +293,12 @@ func (d *Decider) Added(res AddResult, now time.Time) Decision {
 }
 
 // OwnWatchAdded takes what adding the awaited file's own watch came to:
-// its id, or why it failed, and the path's lstat right after (nil if
-// nothing is there).
-func (d *Decider) OwnWatchAdded(res AddResult, after fs.FileInfo, now time.Time) Decision {
+// its id, or why it failed; the path's lstat right after (nil if nothing
+// is there); and what the kernel said then of the file's writers. A writer
+// no longer there let go of the file before its own watch could tell of
+// it (a creator's close, which the file's directory does not report): it
+// is taken for that close.
+func (d *Decider) OwnWatchAdded(res AddResult, after fs.FileInfo, writers Writers, now time.Time) Decision {
 	d.begin(addingOwn)
 	path, file := d.writer.path, d.writer.file
 	switch {
@@ -304,6 +307,9 @@ func (d *Decider) OwnWatchAdded(res AddResult, after fs.FileInfo, now time.Time)
 	case after != nil && after.Mode().IsRegular() && d.cfg.Stats.SameFile(after, file):
 		d.watches.ownAdded(path, res.ID, after)
 		d.writer.ownWatchAdded(res.ID)
+		if writers == WritersNone {
+			d.act(eventClosed, path, &Facts{}, now)
+		}
 	default:
 		// The path no longer shows the file: it may have gone before the
 		// Add or right after it (the loop was held up between the two,

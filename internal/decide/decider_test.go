@@ -56,7 +56,9 @@ func added(at time.Duration, id int, err error, kind ErrKind, want string) step 
 }
 
 func ownAdded(at time.Duration, id int, after fs.FileInfo, want string) step {
-	return step{at, func(d *Decider, now time.Time) Decision { return d.OwnWatchAdded(AddResult{ID: id}, after, now) }, want}
+	return step{at, func(d *Decider, now time.Time) Decision {
+		return d.OwnWatchAdded(AddResult{ID: id}, after, WritersUnknown, now)
+	}, want}
 }
 
 func inodeOf(at time.Duration, of WatchedInode, want string) step {
@@ -85,33 +87,48 @@ func TestDecisions(t *testing.T) {
 	}{
 		{"opening: the path resolved and watched until it holds still", true, linux, []step{
 			open(0, "resolve from root"),
-			resolved(0, res, false, nil, "add /etc/app"),
-			added(0, 1, nil, 0, "add /etc/app/config.yaml"),
+			resolved(0, res, false, nil, "add /etc/app (self|names)"),
+			added(0, 1, nil, 0, "add /etc/app/config.yaml (self|content)"),
 			added(0, 2, nil, 0, "resolve from root"),
 			resolved(0, res, false, nil, "prune; nothing"),
 		}},
 		{"opening: a directory that refuses a watch is done without while the file's own watch stands in", true, linux, []step{
 			open(0, "resolve from root"),
-			resolved(0, res, false, nil, "add /etc/app"),
-			added(0, 0, fs.ErrPermission, ErrRefused, "add /etc/app/config.yaml"),
+			resolved(0, res, false, nil, "add /etc/app (self|names)"),
+			added(0, 0, fs.ErrPermission, ErrRefused, "add /etc/app/config.yaml (self|content)"),
 			added(0, 2, nil, 0, "resolve from root"),
 			// Tried again each round; the one above stands in for it.
-			resolved(0, res, false, nil, "add /etc/app"),
-			added(0, 0, fs.ErrPermission, ErrRefused, "add /etc"),
+			resolved(0, res, false, nil, "add /etc/app (self|names)"),
+			added(0, 0, fs.ErrPermission, ErrRefused, "add /etc (self|names|content)"),
 			added(0, 3, nil, 0, "resolve from root"),
-			resolved(0, res, false, nil, "add /etc/app"),
+			resolved(0, res, false, nil, "add /etc/app (self|names)"),
 			added(0, 0, fs.ErrPermission, ErrRefused, "prune; nothing"),
+		}},
+		{"opening: a plain directory on the way is watched for its own move alone, the file's for its entries, the file for its writes", true, linux, []step{
+			open(0, "resolve from root"),
+			resolved(0, withSearched(res, "/", "/etc", dir), false, nil, "add /etc/app (self|names)"),
+			added(0, 1, nil, 0, "add / (self)"),
+			added(0, 2, nil, 0, "add /etc (self)"),
+			added(0, 3, nil, 0, "add /etc/app/config.yaml (self|content)"),
+			added(0, 4, nil, 0, "resolve from root"),
+		}},
+		{"opening: a file that refuses its own watch has its directory report its writes", true, linux, []step{
+			open(0, "resolve from root"),
+			resolved(0, res, false, nil, "add /etc/app (self|names)"),
+			added(0, 1, nil, 0, "add /etc/app/config.yaml (self|content)"),
+			added(0, 0, fs.ErrPermission, ErrRefused, "resolve from root"),
+			resolved(0, res, false, nil, "add /etc/app (self|names|content)"),
 		}},
 		{"opening: any other failure to add a watch ends the loop", true, linux, []step{
 			open(0, "resolve from root"),
-			resolved(0, res, false, nil, "add /etc/app"),
+			resolved(0, res, false, nil, "add /etc/app (self|names)"),
 			added(0, 0, boom, ErrOther, "fail: add watch on /etc/app: boom"),
 		}},
 		{"opening: a path that vanished as it was watched is resolved again", true, linux, []step{
 			open(0, "resolve from root"),
-			resolved(0, res, false, nil, "add /etc/app"),
+			resolved(0, res, false, nil, "add /etc/app (self|names)"),
 			added(0, 0, fs.ErrNotExist, ErrVanished, "resolve from root"),
-			resolved(0, res, false, nil, "add /etc/app"),
+			resolved(0, res, false, nil, "add /etc/app (self|names)"),
 		}},
 		{"the first read: believed once no later writer began", false, linux, []step{
 			start(0, whole(ReasonStart, readFile, 7), "take queue"),
@@ -171,8 +188,8 @@ func TestDecisions(t *testing.T) {
 		}},
 		{"the re-check: a change no event told of is read after a quiet window, with every watch added again", false, linux, []step{
 			look(0, false, 8, "resolve from root"),
-			resolved(0, res, false, nil, "add /etc/app"),
-			added(0, 1, nil, 0, "add /etc/app/config.yaml"),
+			resolved(0, res, false, nil, "add /etc/app (self|names)"),
+			added(0, 1, nil, 0, "add /etc/app/config.yaml (self|content)"),
 			added(0, 2, nil, 0, "resolve from root"),
 			resolved(0, res, false, nil, "prune; nothing; wake +100ms"),
 			timer(100*time.Millisecond, "resolve"),
@@ -182,7 +199,7 @@ func TestDecisions(t *testing.T) {
 			resolved(0, Resolution{Names: res.Names, Dirs: []string{dir, "/srv"}, Files: res.Files, Home: dir, Atomic: true, One: true, File: readFile},
 				false, nil, "read event"),
 			read(0, whole(ReasonEvent, readFile, 7), "take queue"),
-			queue(0, Queue{}, "forward read; add /srv"),
+			queue(0, Queue{}, "forward read; add /srv (self|names)"),
 			added(0, 3, nil, 0, "check"),
 			checked(0, true, 0, "prune; resolve from root"),
 		}},
@@ -220,4 +237,10 @@ func TestAnInputOutOfTurnPanics(t *testing.T) {
 	d := testDecider(linux)
 	assert.Panics(t, func() { d.Read(whole(ReasonEvent, readFile, 7), t0) })
 	assert.Panics(t, func() { d.Added(AddResult{}, t0) })
+}
+
+// withSearched is r, having looked names up in dirs on its way.
+func withSearched(r Resolution, dirs ...string) Resolution {
+	r.Searched = dirs
+	return r
 }

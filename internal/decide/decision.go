@@ -83,10 +83,12 @@ type Action struct {
 	// files (a read that found nothing: the next writer's O_TRUNC may not
 	// have queued its event yet).
 	AwaitTruncation bool
-	// AddWatch, AddOwnWatch: the path to watch; AddOwnWatch: File is the
-	// file it is to be the watch of.
-	Path string
-	File fs.FileInfo
+	// AddWatch, AddOwnWatch: the path to watch, and what its watch is to
+	// report (AddOwnWatch: a file's writes, closes, attributes and its own
+	// end); AddOwnWatch: File is the file it is to be the watch of.
+	Path   string
+	Report WatchKind
+	File   fs.FileInfo
 	// AskInode: the watch's id.
 	Watch int
 	// Fail: why the loop ends.

@@ -70,3 +70,41 @@ type WatchedInode struct {
 	Dev, Ino uint64
 	Gone     bool
 }
+
+// WatchKind is what a watch is asked to report, a set of these bits: the
+// least each path needs, so that what happens to other names where the
+// path goes (a log appended to beside the config, files made and removed
+// in /tmp) wakes nothing.
+type WatchKind uint8
+
+const (
+	// WatchSelf: the watched file or directory itself moved or deleted.
+	WatchSelf WatchKind = 1 << iota
+	// WatchNames: a directory's entries created, removed, or moved in or
+	// out: what can change where the path leads.
+	WatchNames
+	// WatchContent: writes, writers' closes and changes of attributes, of
+	// the watched file itself, or of a directory's entries.
+	WatchContent
+)
+
+// Kinds a path is watched with.
+const (
+	watchAncestor = WatchSelf                             // a plain directory on the way: only its own move tells
+	watchDir      = WatchSelf | WatchNames                // a directory whose entries the path depends on
+	watchDirFiles = WatchSelf | WatchNames | WatchContent // and whose files are not watched by themselves
+	watchFile     = WatchSelf | WatchContent              // the file itself
+)
+
+var watchKindNames = [...]string{"self", "names", "content"}
+
+// String names a kind's bits, joined by |.
+func (k WatchKind) String() string {
+	var names []string
+	for i, name := range watchKindNames {
+		if k&(1<<i) != 0 {
+			names = append(names, name)
+		}
+	}
+	return strings.Join(names, "|")
+}

@@ -96,9 +96,9 @@ func testDecider(c Caps) *Decider {
 	d := New(config(c))
 	d.res = resolution(readFile)
 	d.last = lastRead{sig: 7, readSig: 7, info: readFile}
-	d.watches.watched[dir], d.watches.ids[dir] = true, 1
+	d.watches.watched[dir], d.watches.ids[dir] = watchDir, 1
 	if c.Files {
-		d.watches.watched[path], d.watches.ids[path], d.watches.fileOf[path] = true, 2, readFile
+		d.watches.watched[path], d.watches.ids[path], d.watches.fileOf[path] = watchFile, 2, readFile
 	}
 	return d
 }
@@ -145,7 +145,7 @@ func action(a Action) string {
 	case ReadNow:
 		return "read " + a.Why.String()
 	case AddWatch:
-		return "add " + a.Path
+		return "add " + a.Path + " (" + a.Report.String() + ")"
 	case AddOwnWatch:
 		return "add own " + a.Path
 	case AskInode:

@@ -40,7 +40,27 @@ type Read struct {
 	// is someone editing it in place.
 	Volume  bool
 	Swapped time.Time
+	// Writers is what the kernel said, once the file was read, of those
+	// who hold it open for writing; WritersUnknown where it does not say.
+	Writers Writers
 }
+
+// Writers is what the kernel says of a file's writers: whether anyone
+// holds it open for writing. A read lease is refused while anyone does,
+// and the loop asks for one and lets it go at once; where leases are not
+// to be had (not the file's owner, without CAP_LEASE; leases off; a
+// filesystem or platform without them), it does not say.
+type Writers uint8
+
+const (
+	WritersUnknown Writers = iota // the kernel does not say
+	WritersNone                   // no one holds the file open for writing
+	WritersOpen                   // someone does: a writer at work, or holding it open
+)
+
+var writersNames = [...]string{"unknown", "none", "open"}
+
+func (w Writers) String() string { return writersNames[w] }
 
 // doubtful reports whether the read is more likely the middle of an update
 // than its end: a missing or empty file, an empty set.

@@ -54,7 +54,7 @@ func (d *Decider) refreshing(why Reason, t readAfter, unheard bool, file fs.File
 	// reach, but the read does, appeared since; one the last refresh
 	// found only once its watches were added, was written unwatched; one
 	// the resolution wants only now was written unheard.
-	fresh := d.pending.fresh || !d.watches.watched[d.res.Home] || len(d.res.Files) == 0 || unheard
+	fresh := d.pending.fresh || d.watches.watched[d.res.Home] == 0 || len(d.res.Files) == 0 || unheard
 	d.pending.fresh = false
 	switch {
 	case t.endsWriterWait() && d.writer.elsewhere(&d.res, d.cfg.Stats):
@@ -91,10 +91,17 @@ func (d *Decider) refreshing(why Reason, t readAfter, unheard bool, file fs.File
 // that failed for a reason of the process, not of the file, is told of and
 // retried.
 //
-// A fresh read was made where no watch told of writers until now (see
-// refreshing): a file it finds written lately is given a window, as one
-// that an event read is where no close will be reported. A read found
-// elsewhere than the resolution's file is made fresh in o, for a retry.
+// Where the kernel says whether anyone holds the file open for writing
+// (r.Writers), its word is taken over any guess from timing: a file with a
+// writer is that writer's to finish, and waited for as one heard writing
+// (its close reads, or its pause); one with none is read as it is (an
+// empty one is still confirmed first). Where it does not say, a fresh read
+// (made where no watch told of writers until now: see refreshing) that
+// finds the file written lately gives a writer no event told of a short
+// pause, as one that an event read is given where no close will be
+// reported; and a wait that ended finding the file written within it goes
+// on. A read found elsewhere than the resolution's file is made fresh in o,
+// for a retry.
 func (d *Decider) judgeRead(r *Read, o *readOrder, via fs.FileInfo, now time.Time) outcome {
 	if via != nil && r.Err == nil && !d.cfg.Stats.SameFile(r.Info, via) {
 		// The path led to another file by the time it was read than the
@@ -102,11 +109,71 @@ func (d *Decider) judgeRead(r *Read, o *readOrder, via fs.FileInfo, now time.Tim
 		// watch may have covered while it was written.
 		o.fresh = true
 	}
-	t, fresh := o.after, o.fresh
 	d.last.readSig = r.Sig
 	if r.Process {
 		return readRetried
 	}
+	if d.wait.window > 0 && r.Err == nil {
+		switch r.Writers {
+		case WritersOpen:
+			if v, ok := d.writerHolds(r, o.after, now); ok {
+				return v
+			}
+		case WritersNone:
+			return d.noWriter(r, o.after, now)
+		}
+	}
+	return d.judgeByTime(r, o.after, o.fresh, now)
+}
+
+// writerHolds judges a read of a file the kernel says a writer holds open,
+// made after t: a file written is that writer's to finish, and an empty
+// one its to write, both waited for as for a writer heard writing, but
+// after a writer's pause (which reads what the paused writer wrote so far),
+// after the longest wait for an empty file's writer, or at a cap; then
+// the kernel's word changes nothing (ok is false).
+func (d *Decider) writerHolds(r *Read, t readAfter, now time.Time) (outcome, bool) {
+	switch t {
+	case afterPause, afterLongestWait, afterCap:
+		return 0, false
+	}
+	d.beginWriter(r.Info, d.fileOf(r))
+	if r.Empty {
+		d.wait.emptyWhileOpen(r.Why, now)
+	} else {
+		d.writer.writes++
+		d.wait.written(r.Why, true, now)
+	}
+	return readHeld, true
+}
+
+// noWriter judges a read, made after t, of a file no one holds open for
+// writing, by the kernel's word: what it holds is what its writers left,
+// read as it is, with no pause for a writer there is not. Missing, or
+// empty, it is confirmed first, as an event's read is (at a cap too); one
+// a writer's close left empty is judged with the events queued at it (see
+// closedEmpty: it is most often emptied for the next writer to fill,
+// truncate then append, and no writer holds it in between); and a wait's
+// end reads it as it is. Cut short as it was read (its truncation's writer
+// is gone by now), it is read again.
+func (d *Decider) noWriter(r *Read, t readAfter, now time.Time) outcome {
+	doubted := r.doubtful() && t != afterClose && t != afterWait && t != afterLongestWait
+	switch {
+	case doubted:
+		d.wait.confirm(r.Why, now)
+		return readHeld
+	case r.Torn:
+		d.pending.look = true
+		return readHeld
+	case t == afterCap || !d.cfg.Events:
+		return readBelieved
+	}
+	return readAskQueue
+}
+
+// judgeByTime judges a read, made after t, of a file whose writers the
+// kernel does not tell of: by what its times say of them.
+func (d *Decider) judgeByTime(r *Read, t readAfter, fresh bool, now time.Time) outcome {
 	waits := d.wait.window > 0
 	doubted := r.doubtful() && waits
 	lately := func(w time.Duration) bool { return waits && r.Err == nil && r.writtenWithin(w, now) }
@@ -128,7 +195,7 @@ func (d *Decider) judgeRead(r *Read, o *readOrder, via fs.FileInfo, now time.Tim
 		d.awaitUnseenWriter(r.Why, r.Info, d.fileOf(r), now)
 		return readHeld
 	case t == afterCap:
-	case (t == afterWait || t == afterQuiet) && lately(d.wait.window), t == afterPause && lately(d.wait.writerPause(closes)):
+	case (t == afterWait || t == afterLongestWait || t == afterQuiet) && lately(d.wait.window), t == afterPause && lately(d.wait.writerPause(closes)):
 		// The wait was quiet only because the writes' events had not come
 		// yet: the file says it was written within it. A file found empty
 		// so is given a quiet window, not a wait for its writer's close:

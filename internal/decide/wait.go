@@ -120,6 +120,10 @@ const (
 	// (A file that changed with no write heard since the wait began has
 	// no heard writer holding it: it is read as afterQuiet.)
 	afterPause
+	// afterLongestWait: an empty file's writer held it open for
+	// MaxWriterWait without writing: what the file holds now is believed,
+	// however empty, whoever holds it open still.
+	afterLongestWait
 	// afterCap: writes went on without pause for as long as a read may be
 	// put off: what is read is what the file is, however far its writers
 	// are, unless it is empty or was cut short as it was read (a writer's
@@ -128,7 +132,7 @@ const (
 	afterCap
 )
 
-var readAfterNames = [...]string{"event", "wait", "quiet", "close", "pause", "cap"}
+var readAfterNames = [...]string{"event", "wait", "quiet", "close", "pause", "longest wait", "cap"}
 
 func (t readAfter) String() string { return readAfterNames[t] }
 
@@ -360,6 +364,7 @@ func (w *readWait) fired(now time.Time) (Reason, readAfter) {
 	case w.state == waitEmptyOpen:
 		// The writer was given MaxWriterWait: what the file holds now is
 		// believed, however empty.
+		t = afterLongestWait
 	case w.blocksReads() && now.Sub(w.start) >= MaxWaitFactor*w.pause():
 		t = afterCap
 	case w.state == waitClose:

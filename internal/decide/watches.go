@@ -40,7 +40,7 @@ func (e *WatchError) Unwrap() error { return e.Err }
 type watchSet struct {
 	caps    Caps
 	stats   Stats
-	watched map[string]bool        // paths watched: directories, and files by themselves
+	watched map[string]WatchKind   // paths watched, directories and files by themselves, and what their watches report
 	ids     map[string]int         // the id of each watched path's watch
 	fileOf  map[string]fs.FileInfo // the file each watch of a file by itself was added for, where known
 	refused map[string]error       // paths a watch was refused on, and why; tried again at each look
@@ -48,50 +48,74 @@ type watchSet struct {
 }
 
 func newWatchSet(c Caps, st Stats) watchSet {
-	return watchSet{caps: c, stats: st, watched: make(map[string]bool), ids: make(map[string]int),
+	return watchSet{caps: c, stats: st, watched: make(map[string]WatchKind), ids: make(map[string]int),
 		fileOf: make(map[string]fs.FileInfo), refused: make(map[string]error)}
 }
 
-// plan lists what to watch for the resolution r: the directories it
-// depends on, and where the notifier can afford them, every other
-// directory the resolution went through (a plain ancestor renamed or
-// exchanged moves the path) and the files themselves (a write through
-// another of a file's names, a hard link or the source of a bind mount, is
-// reported only there).
-func (w *watchSet) plan(r *Resolution) []string {
-	paths := slices.Clone(r.Dirs)
-	if w.refused[r.Home] != nil && r.HomeParent != "" && !slices.Contains(paths, r.HomeParent) {
+// planned is a path to watch, and what its watch is to report.
+type planned struct {
+	path string
+	kind WatchKind
+}
+
+// plan lists what to watch for the resolution r, each path with the least
+// its watch must report: the directories it depends on, for their entries
+// (and, where a file of theirs cannot be watched by itself, for their
+// entries' writes); where the notifier can afford them, every other
+// directory the resolution went through, for its own move (a plain
+// ancestor renamed or exchanged moves the path), and the files themselves,
+// for their writes, closes and attributes (a write through another of a
+// file's names, a hard link or the source of a bind mount, is reported
+// only there).
+func (w *watchSet) plan(r *Resolution) []planned {
+	var out []planned
+	add := func(p string, k WatchKind) {
+		if i := slices.IndexFunc(out, func(q planned) bool { return q.path == p }); i >= 0 {
+			out[i].kind |= k
+			return
+		}
+		out = append(out, planned{p, k})
+	}
+	dir := watchDir
+	if !w.caps.Files || slices.ContainsFunc(r.Files, func(f string) bool { return w.refused[f] != nil }) {
+		dir = watchDirFiles // a file's writes come only through its directory
+	}
+	for _, d := range r.Dirs {
+		add(d, dir)
+	}
+	if w.refused[r.Home] != nil && r.HomeParent != "" {
 		// The file's directory cannot be watched: the one above reports
-		// it made enterable, replaced or removed.
-		paths = append(paths, r.HomeParent)
+		// it made enterable (its attributes), replaced or removed.
+		add(r.HomeParent, watchDirFiles)
 	}
 	if w.caps.Ancestors {
 		for _, d := range r.Searched {
-			if !slices.Contains(paths, d) {
-				paths = append(paths, d)
-			}
+			add(d, watchAncestor)
 		}
 	}
 	if w.caps.Files {
 		for _, f := range r.Files {
-			if !slices.Contains(paths, f) {
-				paths = append(paths, f)
-			}
+			add(f, watchFile)
 		}
 	}
-	return paths
+	return out
 }
 
-// missing lists what the plan for r watches that is not watched yet (all
-// of it if all).
-func (w *watchSet) missing(r *Resolution, all bool) []string {
-	var paths []string
+// missing lists what the plan for r watches that is not watched yet, or
+// not for all it is to report (all of it if all).
+func (w *watchSet) missing(r *Resolution, all bool) []planned {
+	var out []planned
 	for _, p := range w.plan(r) {
-		if all || !w.watched[p] {
-			paths = append(paths, p)
+		if all || w.watched[p.path]&p.kind != p.kind {
+			out = append(out, p)
 		}
 	}
-	return paths
+	return out
+}
+
+// inPlan reports whether the plan for r watches p.
+func inPlan(plan []planned, p string) bool {
+	return slices.ContainsFunc(plan, func(q planned) bool { return q.path == p })
 }
 
 // added takes what adding a watch on p, for the resolution r, came to, and
@@ -101,10 +125,12 @@ func (w *watchSet) missing(r *Resolution, all bool) []string {
 // stands in for it (see blind). So is a watch beyond r's dirs that the
 // kernel has no room for. Any other failure stops the adding: it ends the
 // loop, unless the path vanished, which is resolved again.
-func (w *watchSet) added(r *Resolution, p string, res AddResult) (stop bool, err error) {
+func (w *watchSet) added(r *Resolution, pl planned, res AddResult) (stop bool, err error) {
+	p := pl.path
 	switch {
 	case res.Err == nil:
-		w.watched[p], w.ids[p] = true, res.ID
+		w.watched[p] |= pl.kind
+		w.ids[p] = res.ID
 		w.noteFile(r, p)
 		delete(w.refused, p)
 		w.dirty = true
@@ -138,7 +164,8 @@ func (w *watchSet) own(path string, info fs.FileInfo) int {
 // ownAdded takes the watch of the awaited file at path by itself, added
 // with id; file, if not nil, is the file the path showed right after.
 func (w *watchSet) ownAdded(path string, id int, file fs.FileInfo) {
-	w.watched[path], w.ids[path] = true, id
+	w.watched[path] |= watchFile
+	w.ids[path] = id
 	if file != nil {
 		w.fileOf[path] = file
 		return
@@ -157,9 +184,9 @@ func (w *watchSet) blind(r *Resolution) error {
 	switch {
 	case why == nil:
 		return nil
-	case slices.ContainsFunc(r.Files, func(f string) bool { return w.watched[f] }):
+	case slices.ContainsFunc(r.Files, func(f string) bool { return w.watched[f] != 0 }):
 		return nil
-	case len(r.Files) == 0 && r.HomeParent != "" && w.watched[r.HomeParent]:
+	case len(r.Files) == 0 && r.HomeParent != "" && w.watched[r.HomeParent] != 0:
 		return nil
 	}
 	return &WatchError{Path: r.Home, Err: why}
@@ -181,7 +208,7 @@ func (w *watchSet) prune(r *Resolution, kept string) []string {
 	plan := w.plan(r)
 	var removed []string
 	for p := range w.watched {
-		if p != kept && !slices.Contains(plan, p) {
+		if p != kept && !inPlan(plan, p) {
 			removed = append(removed, p)
 		}
 	}
@@ -193,7 +220,7 @@ func (w *watchSet) prune(r *Resolution, kept string) []string {
 		w.dirty = true
 	}
 	for p := range w.refused {
-		if !slices.Contains(plan, p) {
+		if !inPlan(plan, p) {
 			delete(w.refused, p)
 		}
 	}

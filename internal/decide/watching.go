@@ -30,7 +30,7 @@ func (d *Decider) afterRead(all bool, now time.Time) {
 // or the adding stopped.
 func (d *Decider) addNext(now time.Time) {
 	if len(d.adds.left) > 0 {
-		d.out.Next = Action{Kind: AddWatch, Path: d.adds.left[0]}
+		d.out.Next = Action{Kind: AddWatch, Path: d.adds.left[0].path, Report: d.adds.left[0].kind}
 		d.phase = adding
 		return
 	}
@@ -139,7 +139,7 @@ func (d *Decider) settled(now time.Time) {
 // inRead says a read's judgment goes on once it is added.
 func (d *Decider) askOwnWatch(path string, inRead bool) {
 	d.ownThen = inRead
-	d.out.Next = Action{Kind: AddOwnWatch, Path: path, File: d.writer.file}
+	d.out.Next = Action{Kind: AddOwnWatch, Path: path, Report: watchFile, File: d.writer.file}
 	d.phase = addingOwn
 }
 

@@ -24,7 +24,7 @@ func TestTheAwaitedFilesOwnWatchTellsItsEnd(t *testing.T) {
 	awaiting := func(t *testing.T, d *Decider, name string) {
 		dec := d.Event(Event{Name: name, Op: OpCreate | OpMade}, Facts{}.withEntry(name, created), t0)
 		require.Equal(t, AddOwnWatch, dec.Next.Kind, "the file's own watch is asked for")
-		d.OwnWatchAdded(AddResult{ID: 5}, created, t0)
+		d.OwnWatchAdded(AddResult{ID: 5}, created, WritersUnknown, t0)
 		require.Equal(t, waitEmptyOpen, d.wait.state, "its creator's close is awaited")
 		require.Equal(t, name, d.keptWatch(), "and its own watch kept while the wait holds")
 	}
@@ -95,7 +95,7 @@ func TestAWaitDoesNotTakeAWatchDroppedInItsBatch(t *testing.T) {
 	dec := d.Queue(q, t0.Add(time.Second))
 	assert.Equal(t, ForwardNothing, dec.Forward, "the write is awaited")
 	assert.Equal(t, []string{path}, dec.Forget, "the loop is to forget the path's watch")
-	assert.Equal(t, Action{Kind: AddOwnWatch, Path: path, File: readFile}, dec.Next, "and is asked for the file's own watch anew")
+	assert.Equal(t, Action{Kind: AddOwnWatch, Path: path, Report: watchFile, File: readFile}, dec.Next, "and is asked for the file's own watch anew")
 }
 
 // The file's own watch is taken once the path still shows the file right
@@ -117,7 +117,7 @@ func TestTheAwaitedFilesOwnWatchIsTakenOnlyIfItIsTheFiles(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			d := testDecider(linux)
 			d.Event(Event{Name: path, Op: OpCreate | OpMade}, Facts{}.withEntry(path, created), t0)
-			dec := d.OwnWatchAdded(AddResult{ID: 5}, c.after, t0)
+			dec := d.OwnWatchAdded(AddResult{ID: 5}, c.after, WritersUnknown, t0)
 			if c.of != nil {
 				require.Equal(t, Action{Kind: AskInode, Watch: 5}, dec.Next)
 				d.InodeOf(*c.of, true, t0)
