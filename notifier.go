@@ -46,12 +46,12 @@ type notifier interface {
 type noEvents struct{}
 
 func (noEvents) Add(string, decide.WatchKind) (int, error) { return 0, nil }
-func (noEvents) Remove(string)                         {}
-func (noEvents) Want(string)                           {}
-func (noEvents) Forget(map[string]bool)                {}
-func (noEvents) Sync()                                 {}
-func (noEvents) Caps() decide.Caps                     { return decide.Caps{} }
-func (noEvents) Inode(int) (decide.WatchedInode, bool) { return decide.WatchedInode{}, false }
-func (noEvents) Events() <-chan decide.Event           { return nil }
-func (noEvents) Errors() <-chan error                  { return nil }
-func (noEvents) Close() error                          { return nil }
+func (noEvents) Remove(string)                             {}
+func (noEvents) Want(string)                               {}
+func (noEvents) Forget(map[string]bool)                    {}
+func (noEvents) Sync()                                     {}
+func (noEvents) Caps() decide.Caps                         { return decide.Caps{} }
+func (noEvents) Inode(int) (decide.WatchedInode, bool)     { return decide.WatchedInode{}, false }
+func (noEvents) Events() <-chan decide.Event               { return nil }
+func (noEvents) Errors() <-chan error                      { return nil }
+func (noEvents) Close() error                              { return nil }
