@@ -8,7 +8,6 @@ import (
 	"errors"
 	"github.com/keepwatch/file/internal/decide"
 	"os"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -264,10 +263,6 @@ func (b *inotifyBackend) readEvents() {
 		case errors.Is(err, os.ErrClosed):
 			return
 		case err == nil && rerr == nil:
-			// The batch readied the loops it woke on this P; let
-			// them run before reading again, which would only find the
-			// queue empty and park, or take a batch more first.
-			runtime.Gosched()
 			continue
 		case err == nil && errors.Is(rerr, unix.EINTR):
 			continue

@@ -106,6 +106,10 @@ func (s *setSubject) members(p place) ([]string, error) {
 	return names, nil
 }
 
+func (s *setSubject) resolveAgain(before func(string), _ *resolution, _ map[string]bool) resolution {
+	return s.resolve(before, nil, nil)
+}
+
 func (s *setSubject) resolve(before func(string), _ *resolution, _ map[string]bool) resolution {
 	c := chain.Resolve(s.abs, before)
 	v := resolution{Resolution: decide.Resolution{Names: c.Names, Dirs: c.Dirs, Searched: c.Searched}}

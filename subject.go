@@ -23,6 +23,9 @@ type subject interface {
 	// changed since, it may look up only what follows the first of them,
 	// and build the new resolution in prev's storage.
 	resolve(before func(path string), prev *resolution, changed map[string]bool) resolution
+	// resolveAgain is resolve from prev on, leaving prev as it was: to
+	// compare the two.
+	resolveAgain(before func(path string), prev *resolution, changed map[string]bool) resolution
 	// read reads the subject. via, if not nil, is the resolution made just
 	// before: the read takes from it what it already found. With probe, it
 	// asks the kernel whether anyone holds a file it read open for writing.
@@ -154,6 +157,17 @@ func (f *fileSubject) resolve(before func(string), prev *resolution, changed map
 	} else {
 		c = chain.Resolve(f.abs, before)
 	}
+	return f.resolution(c, prev, changed)
+}
+
+func (f *fileSubject) resolveAgain(before func(string), prev *resolution, changed map[string]bool) resolution {
+	c := chain.Resume(f.abs, &prev.chain, func(p string) bool { return changed[p] }, before)
+	return f.resolution(c, nil, nil)
+}
+
+// resolution is what the chain c says the subject depends on; given prev,
+// the resolution c was resumed from, in its storage.
+func (f *fileSubject) resolution(c chain.Chain, prev *resolution, changed map[string]bool) resolution {
 	r := resolution{Resolution: decide.Resolution{Names: c.Names, Dirs: c.Dirs, Searched: c.Searched, Atomic: true, One: true, File: c.RealInfo}, chain: c}
 	r.setHome(c.Home())
 	switch {

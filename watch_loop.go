@@ -291,7 +291,7 @@ func (l *watchLoop) carryOut(d decide.Decision) error {
 			of, ok := l.n.Inode(a.Watch)
 			d = l.d.InodeOf(of, ok, now)
 		case decide.Check:
-			d = l.check(now)
+			d = l.check(a, now)
 		}
 	}
 }
@@ -397,11 +397,11 @@ func errKindOf(err error) decide.ErrKind {
 	return decide.ErrOther
 }
 
-// check resolves the path afresh, once a read's watches are added, and
-// tells the decider whether it moved meanwhile, and if not, the subject's
-// stat now.
-func (l *watchLoop) check(now time.Time) decide.Decision {
-	v := l.t.subj.resolve(l.want, nil, nil)
+// check resolves the path again, from the first name a says on, once a
+// read's watches are added, and tells the decider whether it moved
+// meanwhile, and if not, the subject's stat now.
+func (l *watchLoop) check(a decide.Action, now time.Time) decide.Decision {
+	v := l.t.subj.resolveAgain(l.want, &l.res, a.Touched)
 	moved := !v.same(&l.res)
 	var st decide.Signature
 	if !moved {

@@ -309,9 +309,12 @@ func TestWatchesFollowTheChain(t *testing.T) {
 }
 
 // Found by make soak: the chain moves again while the watch on its new
-// directory is being added, so no event for that move will ever come. The
-// check after the Add sees it, and it must be acted on at once, not at the
-// next event (with re-checks off, never).
+// directory is being added, so no event for that move will ever come (the
+// directory was not watched when it moved). The check after the Add, made
+// again from the directories just watched on (what came before them was
+// watched all along, and a move there is told by an event), sees it, and it
+// must be acted on at once, not at the next event (with re-checks off,
+// never).
 func TestAChainThatMovesDuringTheAddIsFollowed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		root := t.TempDir()
@@ -330,9 +333,10 @@ func TestAChainThatMovesDuringTheAddIsFollowed(t *testing.T) {
 		fs.set(func(fs *fakes) {
 			fs.addErr = func(dir string) error {
 				if dir == filepath.Join(root, "b") {
-					once.Do(func() { // the retarget the event below missed
-						require.NoError(t, os.Remove(link))
-						require.NoError(t, os.Symlink("../c/real", link))
+					once.Do(func() { // b/real made a link to c's, before b's watch
+						real := filepath.Join(root, "b", "real")
+						require.NoError(t, os.Remove(real))
+						require.NoError(t, os.Symlink("../c/real", real))
 					})
 				}
 				return nil
@@ -343,7 +347,7 @@ func TestAChainThatMovesDuringTheAddIsFollowed(t *testing.T) {
 		send(n, link, decide.OpCreate)
 		synctest.Wait()
 		assert.Equal(t, []string{"b\n", "c\n"}, r.contents())
-		assert.ElementsMatch(t, []string{filepath.Join(root, "etc"), filepath.Join(root, "c")}, n.watched())
+		assert.ElementsMatch(t, []string{filepath.Join(root, "etc"), filepath.Join(root, "b"), filepath.Join(root, "c")}, n.watched())
 	})
 }
 

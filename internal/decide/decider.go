@@ -122,15 +122,15 @@ type settleProcedure struct {
 	all   bool // the next round adds every watch again, not only what is missing
 	round int
 	then  settleThen
-	gone  bool // settleThenAfterAdd: a watch's path vanished as it was added
-	added int  // settleThenAfterAdd: how many the read's adds added
+	gone  bool            // settleThenAfterAdd: a watch's path vanished as it was added
+	added map[string]bool // settleThenAfterAdd: the paths the read's adds watched
 }
 
 // addProcedure is the adding of watches, one at a time, until one fails
 // in a way that stops it.
 type addProcedure struct {
 	left     []planned
-	added    int
+	added    map[string]bool // the paths watched so far
 	forRead  bool // after a read (afterRead), else a settle round
 	readAll  bool
 	err      error
@@ -286,7 +286,10 @@ func (d *Decider) Added(res AddResult, now time.Time) Decision {
 		d.adds.err, d.adds.vanished = err, res.Kind == ErrVanished
 		d.adds.left = nil
 	case res.Err == nil:
-		d.adds.added++
+		if d.adds.added == nil {
+			d.adds.added = make(map[string]bool)
+		}
+		d.adds.added[pl.path] = true
 	}
 	d.addNext(now)
 	return d.end(now)

@@ -56,7 +56,7 @@ const (
 	AddWatch                      // watch Path: then Added
 	AddOwnWatch                   // watch the file at Path by itself, and lstat it: then OwnWatchAdded
 	AskInode                      // ask the notifier which inode the watch Watch is of: then InodeOf
-	Check                         // resolve the path afresh, and say whether it moved, else stat the subject: then Checked
+	Check                         // resolve the path again from the first name Touched lists, and say whether it moved, else stat the subject: then Checked
 	Fail                          // end the loop on Err
 )
 
@@ -71,7 +71,8 @@ type Action struct {
 	// Resolve: FromRoot resolves from the root; otherwise the resolution
 	// is resumed from the first name Touched lists (a map the loop only
 	// reads). StatFile asks, once it is made, for the stat of the file the
-	// subject's one path leads to.
+	// subject's one path leads to. Check: the resolution is made again,
+	// apart from the last, from the first name Touched lists.
 	FromRoot bool
 	Touched  map[string]bool
 	StatFile bool

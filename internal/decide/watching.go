@@ -63,13 +63,15 @@ func (d *Decider) afterAdds(now time.Time) {
 }
 
 // addsDone ends a read's adds: gone says a path vanished as they were
-// made, added how many were.
-func (d *Decider) addsDone(gone bool, added int, now time.Time) {
+// made, added lists those watched. The path is checked from the first of
+// them on: what comes before was watched already, and a change there is
+// told by an event.
+func (d *Decider) addsDone(gone bool, added map[string]bool, now time.Time) {
 	switch {
 	case gone:
 		d.pending.watchesAdded(true, 0, 0)
-	case added > 0:
-		d.out.Next = Action{Kind: Check}
+	case len(added) > 0:
+		d.out.Next = Action{Kind: Check, Touched: added}
 		d.phase = checking
 		return
 	}
@@ -103,7 +105,7 @@ func (d *Decider) startSettle(all bool, then settleThen, now time.Time) {
 func (d *Decider) settleRound(now time.Time) {
 	a := d.adds
 	switch {
-	case a.err == nil && a.added == 0:
+	case a.err == nil && len(a.added) == 0:
 	case a.err != nil && !a.vanished:
 		d.fail(a.err)
 		return
