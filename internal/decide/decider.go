@@ -131,7 +131,7 @@ type settleProcedure struct {
 type addProcedure struct {
 	left     []planned
 	added    map[string]bool // the paths watched so far
-	forRead  bool // after a read (afterRead), else a settle round
+	forRead  bool            // after a read (afterRead), else a settle round
 	readAll  bool
 	err      error
 	vanished bool
