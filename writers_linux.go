@@ -4,32 +4,19 @@ import (
 	"io/fs"
 
 	"github.com/keepwatch/file/internal/decide"
-	"golang.org/x/sys/unix"
+	"github.com/keepwatch/file/internal/writers"
 )
 
 // writersOn asks the kernel whether anyone holds the file open for
-// writing, on fd, a descriptor of it open read-only: a read lease
-// (F_SETLEASE, F_RDLCK) is refused with EAGAIN while anyone does, this
-// process included, and granted otherwise, and is let go at once (a
-// writer's open waits while the lease is held: a microsecond here). The
-// kernel grants leases only to the file's owner, or with CAP_LEASE, and
-// not where they are turned off (fs.leases) or the filesystem has none
-// (EACCES, EINVAL): then it does not say.
+// writing, on fd, a descriptor of it open read-only (internal/writers).
 func writersOn(fd int) decide.Writers {
-	for {
-		_, err := unix.FcntlInt(uintptr(fd), unix.F_SETLEASE, unix.F_RDLCK)
-		switch err {
-		case nil:
-			_, _ = unix.FcntlInt(uintptr(fd), unix.F_SETLEASE, unix.F_UNLCK)
-			return decide.WritersNone
-		case unix.EAGAIN:
-			return decide.WritersOpen
-		case unix.EINTR:
-			continue
-		}
-		return decide.WritersUnknown
-	}
+	a, _ := writers.On(fd)
+	return answers[a]
 }
+
+// answers is what the decider is told of each of the kernel's answers.
+var answers = [...]decide.Writers{writers.Unknown: decide.WritersUnknown, writers.None: decide.WritersNone,
+	writers.Open: decide.WritersOpen}
 
 // writersOf asks the kernel whether anyone holds the file at path open for
 // writing, if it is still the file want describes (not known otherwise).

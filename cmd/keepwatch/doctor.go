@@ -22,6 +22,7 @@ import (
 	"github.com/keepwatch/file/internal/chain"
 	"github.com/keepwatch/file/internal/fsinfo"
 	"github.com/keepwatch/file/internal/mountinfo"
+	"github.com/keepwatch/file/internal/writers"
 )
 
 const doctorAbout = `Checks what decides whether changes reach a running process: the symlink
@@ -143,6 +144,7 @@ func (r *report) single(abs string, maxSize int64, table string) {
 	c := r.chain(abs)
 	r.file(c.Real, maxSize)
 	r.access(abs, c.Real)
+	r.writers(c.Real)
 	r.watchStarts(keepwatch.Provider(abs, r.probing()...))
 	r.layout(abs)
 	r.mount(abs, c.Real, table)
@@ -247,6 +249,39 @@ func (r *report) file(real string, maxSize int64) {
 		r.add(ok, "file", "regular, %d bytes, readable", len(data))
 	}
 }
+
+// writers says whether the kernel tells, to this process, who holds the
+// file open for writing, as the library asks it of each file it reads:
+// where it does, a writer no event told of is waited for until its close;
+// where it does not, it is given a short pause (reliability.md).
+func (r *report) writers(real string) {
+	if real == "" {
+		return
+	}
+	f, err := os.Open(real)
+	if err != nil {
+		return // file has said why
+	}
+	defer f.Close()
+	a, err := writers.On(int(f.Fd()))
+	switch {
+	case a == writers.Open:
+		r.add(warn, "writers", "someone holds the file open for writing now: the watch waits for its close (or a second without a write) before it reads")
+	case a == writers.None:
+		r.add(ok, "writers", "the kernel says who holds the file open for writing, to uid %d: a writer no event told of is waited for until its close", os.Getuid())
+	case errors.Is(err, writers.ErrNotSupported):
+		r.add(info, "writers", "the kernel does not say who holds a file open for writing on %s: a writer no event told of is given %s (reliability.md)", runtime.GOOS, unheardPause)
+	case errors.Is(err, syscall.EACCES):
+		r.add(info, "writers", "the kernel does not tell uid %d who holds the file open for writing (not its owner%s, and no CAP_LEASE): a writer no event told of is given %s (reliability.md)",
+			os.Getuid(), fileOwner(f), unheardPause)
+	default:
+		r.add(info, "writers", "the kernel does not say who holds the file open for writing (%v: leases off, /proc/sys/fs/leases-enable, or none on this filesystem): a writer no event told of is given %s (reliability.md)",
+			err, unheardPause)
+	}
+}
+
+// unheardPause is decide.UnheardWriterPause, as the doctor tells it.
+const unheardPause = "25 ms"
 
 // layout tells a kubelet volume by its ..data link, and whether the path
 // goes through it, which is what makes updates visible.

@@ -134,3 +134,15 @@ func groupName(gid uint32) string {
 	}
 	return id
 }
+
+// fileOwner names the owner of f, as ", uid N", where the platform says.
+func fileOwner(f *os.File) string {
+	info, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		return fmt.Sprintf(", uid %d", st.Uid)
+	}
+	return ""
+}

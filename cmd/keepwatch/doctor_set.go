@@ -149,6 +149,7 @@ func (r *report) member(dir, base, name string, kubelet bool, maxSize int64) str
 	}
 	r.file(read.Real, maxSize)
 	r.access(filepath.Join(dir, name), read.Real)
+	r.writers(read.Real)
 	return read.Real
 }
 

@@ -250,7 +250,7 @@ func TestDoctorOnAConfDirectoryAndAGlob(t *testing.T) {
 	stdout, _, code = runCmd(t, "doctor", dir)
 	assert.Equal(t, 0, code, "the subdirectory is no member:\n%s", stdout)
 	assert.Contains(t, stdout, "members     3 matching * (dotfiles left out), merged in this order: 10-base.yaml, 20-site.yaml, README")
-	assert.NotContains(t, stdout, "old")
+	assert.NotContains(t, stdout, filepath.Join(dir, "old"))
 
 	// Nothing matches: an empty set, said so.
 	stdout, _, code = runCmd(t, "doctor", filepath.Join(dir, "*.json"))
