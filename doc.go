@@ -70,13 +70,18 @@
 // has gone a second without a write, and again at its close if that
 // changed anything: one that pauses mid-write longer than that, holding
 // the file open, is read half done there, and delivered whole at its close
-// (koanf's stock provider reads at every write). Where the kernel does not
+// (koanf's stock provider reads at every write). On Linux each read also
+// asks the kernel whether anyone holds the file open for writing (a read
+// lease, taken and let go at once; the kernel answers the file's owner and
+// root): a writer no event told of, that opened the file before the path
+// led to it, is then waited for as any other. Where the kernel does not
 // report the close (off Linux, when polling), the file is read once it has
 // gone a quiet window ([WithQuietWindow]) without a write. On Linux, every
-// directory the path goes through is watched, and the file itself: a plain
-// ancestor renamed or exchanged, a write through a hard link or to the
-// source of a bind mount, a mount over the path, all arrive in
-// milliseconds.
+// directory the path goes through is watched, and the file itself, each
+// for what can change where the path leads or what the file holds, so that
+// others' activity beside it wakes nothing: a plain ancestor renamed or
+// exchanged, a write through a hard link or to the source of a bind mount,
+// a mount over the path, all arrive in milliseconds.
 //
 // # What never stops it
 //
