@@ -110,8 +110,7 @@ type Decider struct {
 	refreshRoot bool // the refresh's resolution is from the root
 	askedWatch  int  // the watch AskInode asked of
 
-	out  Decision
-	took []eventKind // what the events of the last input were taken for, for Status
+	out Decision
 }
 
 // settleProcedure is the watching of the path until it holds still: it is
@@ -172,7 +171,7 @@ func (d *Decider) Start(r Read, now time.Time) Decision {
 // of it.
 func (d *Decider) Event(ev Event, f Facts, now time.Time) Decision {
 	d.begin(idle)
-	d.took = append(d.took[:0], d.takeEvent(ev, &f, now))
+	d.takeEvent(ev, &f, now)
 	d.judgedEvents()
 	d.next(now)
 	return d.end(now)
@@ -362,30 +361,12 @@ func (d *Decider) Checked(moved bool, st Signature, now time.Time) Decision {
 // watched by themselves.
 func (d *Decider) WatchedDirs() []string { return d.watches.dirs(&d.res, d.keptWatch()) }
 
-// Status is what a Decider holds now, for tests and debugging.
-type Status struct {
-	Wait     string    // what the watch waits for before it reads: none, confirm, quiet, stat-changed, close, empty-open
-	Deadline time.Time // when that wait ends; zero if none
-	Took     []string  // what each event of the last input was taken for
-	Phase    string    // which input the decider awaits
-}
-
-// Status returns what the decider holds now.
-func (d *Decider) Status() Status {
-	s := Status{Wait: d.wait.state.String(), Deadline: d.wait.deadline, Phase: d.phase.String()}
-	for _, k := range d.took {
-		s.Took = append(s.Took, k.String())
-	}
-	return s
-}
-
 // begin starts taking an input in phase p: the input the decider awaits.
 func (d *Decider) begin(p phase) {
 	if d.phase != p {
 		d.unexpected(p)
 	}
 	d.out = Decision{}
-	d.took = d.took[:0]
 	d.phase = idle
 }
 

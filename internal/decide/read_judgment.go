@@ -291,7 +291,7 @@ func (d *Decider) laterWriter(r *Read, q *Queue, now time.Time) outcome {
 		f   *Facts
 	}{{q.Queued, &q.QueuedFacts}, {q.Late, &q.LateFacts}} {
 		for _, ev := range batch.evs {
-			d.took = append(d.took, d.takeEvent(ev, batch.f, now))
+			d.takeEvent(ev, batch.f, now)
 			lost = lost || ev.Has(OpRescan) // a write may have been lost with it
 		}
 	}
