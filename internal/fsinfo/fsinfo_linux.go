@@ -44,7 +44,12 @@ func Type(path string) (name string, noEvents bool) {
 	if err := syscall.Statfs(path, &st); err != nil {
 		return "", false
 	}
-	k, ok := fsKinds[uint32(st.Type)]
+	return Kind(st.Type)
+}
+
+// Kind is Type for a statfs magic number, as fstatfs(2) returns it.
+func Kind(magic int64) (name string, noEvents bool) {
+	k, ok := fsKinds[uint32(magic)]
 	if !ok {
 		return "", false
 	}

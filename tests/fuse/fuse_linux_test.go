@@ -8,6 +8,7 @@ package fuse_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -66,6 +67,58 @@ func TestAChangeTheFUSEServerMakesIsDeliveredWithinSeconds(t *testing.T) {
 			want, r.lastAt().Sub(changed).Round(time.Millisecond), f.Stats().Mode)
 	}
 	assert.Equal(t, []string{"v: 2\n", "v: 3, grown\n"}, r.contents())
+}
+
+// A file the FUSE server writes a piece at a time, as a remote writer does,
+// is never delivered half written: the kernel of this host cannot say who
+// writes a FUSE file (it would grant the lease whatever the server does),
+// so the watch is not to take its word, and waits for the file to go quiet.
+// A piece that came later than the quiet window after the one before is
+// the documented limit, and is only logged.
+func TestAFileTheFUSEServerWritesInPiecesIsNeverDeliveredHalfDone(t *testing.T) {
+	if !inMountNamespace(t) {
+		return
+	}
+	cfg := &memFile{}
+	cfg.set("v: 1\n")
+	path := filepath.Join(mount(t, cfg), "config.yaml")
+	f := file.Provider(path, file.WithPolling(20*time.Millisecond))
+	r := &recorder{f: f}
+	require.NoError(t, f.Watch(r.cb))
+	defer shutdown(t, f)
+
+	const quiet = 100 * time.Millisecond // the default quiet window
+	var slowest time.Duration
+	for round := range 3 {
+		var b strings.Builder
+		fmt.Fprintf(&b, "round: %d\n", round)
+		last := time.Now()
+		for range 6 {
+			b.WriteString("line\n")
+			cfg.set(b.String())
+			time.Sleep(40 * time.Millisecond) // two polls, within the window
+			slowest = max(slowest, time.Since(last))
+			last = time.Now()
+		}
+		b.WriteString("end\n")
+		cfg.set(b.String())
+		want := b.String()
+		require.Eventually(t, func() bool { return r.last() == want }, waitFor, 2*time.Millisecond,
+			"round %d not delivered; got %q", round, r.contents())
+	}
+	for i, c := range r.contents() {
+		if strings.HasSuffix(c, "end\n") {
+			continue
+		}
+		if slowest >= quiet {
+			t.Logf("delivery %d is half done, after a piece %v late: the documented limit", i, slowest)
+			continue
+		}
+		t.Errorf("delivery %d is half done (%q); the slowest piece came %v after the one before", i, c, slowest)
+	}
+	if slowest < quiet {
+		assert.Len(t, r.contents(), 3, "one delivery a round: %q", r.contents())
+	}
 }
 
 // memFile is the one file of the in-memory filesystem: its content is what
