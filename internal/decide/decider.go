@@ -132,6 +132,7 @@ type addProcedure struct {
 	added    map[string]bool // the paths watched so far
 	forRead  bool            // after a read (afterRead), else a settle round
 	readAll  bool
+	again    bool // what the adds made missing is being added: a refused file's directories
 	err      error
 	vanished bool
 }

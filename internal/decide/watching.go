@@ -35,6 +35,13 @@ func (d *Decider) addNext(now time.Time) {
 		return
 	}
 	if d.adds.forRead {
+		if more := d.watches.stillMissing(&d.res); d.adds.err == nil && !d.adds.again && len(more) > 0 {
+			// A file's watch was refused after its directories were
+			// watched for names alone: they are to report its writes.
+			d.adds.left, d.adds.again = more, true
+			d.addNext(now)
+			return
+		}
 		d.afterAdds(now)
 		return
 	}
