@@ -42,6 +42,9 @@ func inotifyMask(report decide.WatchKind) uint32 {
 	if report&decide.WatchContent != 0 {
 		mask |= unix.IN_MODIFY | unix.IN_CLOSE_WRITE | unix.IN_ATTRIB
 	}
+	if report&decide.WatchCloses != 0 {
+		mask |= unix.IN_CLOSE_WRITE
+	}
 	return mask
 }
 
@@ -181,7 +184,7 @@ func (b *inotifyBackend) Caps() decide.Caps {
 // instance's watches (proc(5): the inotify descriptor's fdinfo), where a
 // watch the kernel dropped is no longer listed. It costs a read of one
 // line per watch of the process: it is asked only where a path cannot
-// answer (see watchSet.addAwaited).
+// answer (the decider's AskInode, after OwnWatchAdded).
 func (b *inotifyBackend) Inode(id int) (decide.WatchedInode, bool) {
 	rc, err := b.in.SyscallConn()
 	if err != nil {

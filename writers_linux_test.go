@@ -1,9 +1,13 @@
 package file
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -81,4 +85,146 @@ func TestAWriterNoEventToldOfIsAwaitedWhileTheKernelSaysItHoldsTheFile(t *testin
 	require.NoError(t, w.Close())
 	r.waitContent(t, whole)
 	assert.Equal(t, []string{whole}, r.contents(), "never half of it")
+}
+
+// addsRecorded is the process hub's notifier, noting what each watch is
+// added to report.
+type addsRecorded struct {
+	notifier
+	mu   *sync.Mutex
+	adds map[string]decide.WatchKind
+}
+
+func (n addsRecorded) Add(path string, report decide.WatchKind) (int, error) {
+	println("ADD", path, report.String())
+	n.mu.Lock()
+	n.adds[path] |= report
+	n.mu.Unlock()
+	return n.notifier.Add(path, report)
+}
+
+// recordingAdds is an option giving the watch such a notifier, and a
+// function that returns what the watch of path was added to report so far.
+func recordingAdds() (Option, func(path string) decide.WatchKind) {
+	var mu sync.Mutex
+	adds := make(map[string]decide.WatchKind)
+	opt := withNotifier(func() (notifier, error) {
+		n, err := processHub.subscribe()
+		if err != nil {
+			return nil, err
+		}
+		return addsRecorded{n, &mu, adds}, nil
+	})
+	return opt, func(path string) decide.WatchKind {
+		mu.Lock()
+		defer mu.Unlock()
+		return adds[path]
+	}
+}
+
+// A file removed, then made again and written at once by another user:
+// where the kernel does not say who writes, the creator's close may come
+// before the new file's own watch, and only its directory can tell of it.
+// So the directory is asked for its entries' closes, and each creation is
+// read at its close, every one delivered.
+func TestWhereTheKernelDoesNotSayWhoWritesACreatorsCloseIsHeardThroughTheDirectory(t *testing.T) {
+	const envBase = "KEEPWATCH_BASE"
+	if !inChild(t) {
+		if os.Geteuid() != 0 {
+			t.Skip("changing user needs root")
+		}
+		base := nobodysTempDir(t)
+		path := filepath.Join(base, "config.yaml")
+		write(t, path, "v1\n")
+		c := startChild(t, &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}, envBase+"="+base)
+		c.await(t, "watching")
+		for i := 2; i <= 10; i++ {
+			require.NoError(t, os.Remove(path))
+			write(t, path, fmt.Sprintf("v%d\n", i))
+			c.tell(t, "written")
+			c.await(t, "seen")
+		}
+		c.wait(t)
+		return
+	}
+	dir := os.Getenv(envBase)
+	path := filepath.Join(dir, "config.yaml")
+	opt, added := recordingAdds()
+	_, r := watchedByEvents(t, path, opt)
+	require.Eventually(t, func() bool { return added(dir)&decide.WatchCloses != 0 }, waitFor, tick,
+		"the directory is asked for its entries' closes: %v", added(dir))
+	report(t, "watching")
+	for i := 2; i <= 10; i++ {
+		awaitParent(t, "written")
+		r.waitContent(t, fmt.Sprintf("v%d\n", i))
+		report(t, "seen")
+	}
+	assert.Len(t, r.contents(), 9, "each creation once: %s", r)
+}
+
+// Where the kernel says who writes, the probe stands in for a creator's
+// close, and the file's directory is asked for nothing of its entries'
+// content: writers of other files there wake nothing.
+func TestWhereTheKernelSaysWhoWritesTheDirectoryReportsNoCloses(t *testing.T) {
+	dir := realTempDir(t)
+	path := filepath.Join(dir, "config.yaml")
+	write(t, path, "v1\n")
+	info, err := os.Stat(path)
+	require.NoError(t, err)
+	if writersOf(path, info) == decide.WritersUnknown {
+		t.Skip("the kernel does not say who holds a file open for writing here")
+	}
+	opt, added := recordingAdds()
+	_, r := watchedByEvents(t, path, opt)
+	require.NoError(t, os.Remove(path))
+	write(t, path, "v2\n")
+	r.waitContent(t, "v2\n") // read after the first read's watches were added
+	assert.Equal(t, decide.WatchSelf|decide.WatchNames, added(dir), "the directory: its names, and itself")
+	assert.Equal(t, decide.WatchSelf|decide.WatchContent, added(path), "the file: its content, and itself")
+}
+
+// The kernel has no inotify watch left for the file by itself (another
+// process took them) when it is renamed over: its directory, watched for
+// names until then, is asked for its entries' writes, so that an edit in
+// place is still heard, with the re-check off.
+func TestAnEditAfterTheFilesOwnWatchIsRefusedIsHeardThroughItsDirectory(t *testing.T) {
+	dir := realTempDir(t)
+	path := filepath.Join(dir, "config.yaml")
+	write(t, path, "v1\n")
+	var refuse atomic.Bool
+	var mu sync.Mutex
+	adds := make(map[string]decide.WatchKind)
+	_, r := watchedByEvents(t, path, withNotifier(func() (notifier, error) {
+		n, err := processHub.subscribe()
+		if err != nil {
+			return nil, err
+		}
+		return filesRefused{addsRecorded{n, &mu, adds}, path, &refuse}, nil
+	}))
+	refuse.Store(true)
+	replace(t, path, "v2\n")
+	r.waitContent(t, "v2\n")
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return adds[dir]&decide.WatchContent != 0
+	}, waitFor, tick, "the directory is asked for its entries' writes")
+	write(t, path, "v3, in place\n")
+	r.waitContent(t, "v3, in place\n")
+	assert.Equal(t, []string{"v2\n", "v3, in place\n"}, r.contents())
+}
+
+// filesRefused is a notifier with no watch left for the file by itself
+// once refuse is set (ENOSPC).
+type filesRefused struct {
+	addsRecorded
+	file   string
+	refuse *atomic.Bool
+}
+
+func (n filesRefused) Add(path string, report decide.WatchKind) (int, error) {
+	if path == n.file && n.refuse.Load() {
+		return 0, syscall.ENOSPC
+	}
+	return n.addsRecorded.Add(path, report)
 }

@@ -3,6 +3,7 @@ package decide
 import (
 	"errors"
 	"io/fs"
+	"syscall"
 	"testing"
 	"time"
 
@@ -78,6 +79,8 @@ func TestDecisions(t *testing.T) {
 	written := fakeFile{ino: 10, size: 5, mtime: t0}
 	asWritten := facts(written, 8)
 	newFile := fakeFile{ino: 20, mtime: t0}
+	moved := fakeFile{ino: 20, size: 4, mtime: t0}
+	created, createdWritten := fakeFile{ino: 30, mtime: t0}, fakeFile{ino: 30, size: 5, mtime: t0.Add(time.Millisecond)}
 	boom := errors.New("boom")
 	for _, c := range []struct {
 		name  string
@@ -188,7 +191,7 @@ func TestDecisions(t *testing.T) {
 		}},
 		{"the re-check: a change no event told of is read after a quiet window, with every watch added again", false, linux, []step{
 			look(0, false, 8, "resolve from root"),
-			resolved(0, res, false, nil, "add /etc/app (self|names)"),
+			resolved(0, res, false, nil, "add /etc/app (self|names|closes)"),
 			added(0, 1, nil, 0, "add /etc/app/config.yaml (self|content)"),
 			added(0, 2, nil, 0, "resolve from root"),
 			resolved(0, res, false, nil, "prune; nothing; wake +100ms"),
@@ -202,6 +205,43 @@ func TestDecisions(t *testing.T) {
 			queue(0, Queue{}, "forward read; add /srv (self|names)"),
 			added(0, 3, nil, 0, "check"),
 			checked(0, true, 0, "prune; resolve from root"),
+		}},
+		{"a file renamed over whose own watch the kernel has no room for: its directory reports its writes from then on", false, linux, []step{
+			event(0, Event{Name: path, Op: OpRemove | OpGone, Watch: 2}, facts(moved, 9), "forget /etc/app/config.yaml; nothing; wake +100ms"),
+			timer(100*time.Millisecond, "resolve"),
+			resolved(100*time.Millisecond, resolution(moved), false, nil, "read event"),
+			read(100*time.Millisecond, whole(ReasonEvent, moved, 9), "take queue"),
+			queue(100*time.Millisecond, Queue{}, "forward read; add /etc/app/config.yaml (self|content)"),
+			added(100*time.Millisecond, 0, syscall.ENOSPC, ErrLimited, "add /etc/app (self|names|content|closes)"),
+			added(100*time.Millisecond, 1, nil, 0, "check"),
+			checked(100*time.Millisecond, false, 9, "prune; nothing"),
+		}},
+		{"a creator that closes before the new file's own watch is added, where the kernel does not say who writes: its close, through the directory, has the file read", false, linux, []step{
+			event(0, Event{Name: path, Op: OpCreate | OpMade}, facts(created, 11).withEntry(path, created), "add own /etc/app/config.yaml; wake +10s"),
+			ownAdded(time.Millisecond, 5, createdWritten, "nothing; wake +9.999s"),
+			event(time.Millisecond, Event{Name: path, Op: OpClose, Watch: 1}, facts(createdWritten, 12), "resolve"),
+			resolved(time.Millisecond, resolution(createdWritten), false, nil, "read write"),
+			read(time.Millisecond, whole(ReasonWrite, createdWritten, 12), "take queue"),
+			queue(time.Millisecond, Queue{}, "forward read; prune; nothing"),
+		}},
+		{"the first read where the kernel says who writes: the file's directory is not asked for its entries' closes", true, linux, []step{
+			open(0, "resolve from root"),
+			resolved(0, res, false, nil, "add /etc/app (self|names)"),
+			added(0, 1, nil, 0, "add /etc/app/config.yaml (self|content)"),
+			added(0, 2, nil, 0, "resolve from root"),
+			resolved(0, res, false, nil, "prune; nothing"),
+			start(0, withWriters(whole(ReasonStart, readFile, 7), WritersNone), "take queue"),
+			queue(0, Queue{}, "forward read; prune; nothing"),
+		}},
+		{"the first read where the kernel does not say who writes: the file's directory is asked for its entries' closes", true, linux, []step{
+			open(0, "resolve from root"),
+			resolved(0, res, false, nil, "add /etc/app (self|names)"),
+			added(0, 1, nil, 0, "add /etc/app/config.yaml (self|content)"),
+			added(0, 2, nil, 0, "resolve from root"),
+			resolved(0, res, false, nil, "prune; nothing"),
+			start(0, whole(ReasonStart, readFile, 7), "take queue"),
+			queue(0, Queue{}, "forward read; add /etc/app (self|names|closes)"),
+			added(0, 1, nil, 0, "check"),
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

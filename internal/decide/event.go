@@ -86,6 +86,9 @@ const (
 	// WatchContent: writes, writers' closes and changes of attributes, of
 	// the watched file itself, or of a directory's entries.
 	WatchContent
+	// WatchCloses: the closes of a directory's entries' writers, and
+	// nothing else of their content.
+	WatchCloses
 )
 
 // Kinds a path is watched with.
@@ -96,7 +99,7 @@ const (
 	watchFile     = WatchSelf | WatchContent              // the file itself
 )
 
-var watchKindNames = [...]string{"self", "names", "content"}
+var watchKindNames = [...]string{"self", "names", "content", "closes"}
 
 // String names a kind's bits, joined by |.
 func (k WatchKind) String() string {

@@ -89,6 +89,12 @@ func whole(why Reason, file fakeFile, sig Signature) Read {
 	return Read{Why: why, Info: file, Sig: sig, Size: file.size, Empty: file.size == 0, ModTime: file.mtime}
 }
 
+// withWriters is r with what the kernel said of its writers.
+func withWriters(r Read, w Writers) Read {
+	r.Writers = w
+	return r
+}
+
 // testDecider is a decider of /etc/app/config.yaml (caps c) whose loop is
 // open and has read the file once (sig 7), with its directory and the file
 // watched by itself where c allows (watches 1 and 2).
@@ -96,7 +102,10 @@ func testDecider(c Caps) *Decider {
 	d := New(config(c))
 	d.res = resolution(readFile)
 	d.last = lastRead{sig: 7, readSig: 7, info: readFile}
-	d.watches.watched[dir], d.watches.ids[dir] = watchDir, 1
+	// Its reads, like its tests', say nothing of writers: the kernel does
+	// not say, and the file's directory reports its entries' closes.
+	d.watches.closes = true
+	d.watches.watched[dir], d.watches.ids[dir] = watchDir|WatchCloses, 1
 	if c.Files {
 		d.watches.watched[path], d.watches.ids[path], d.watches.fileOf[path] = watchFile, 2, readFile
 	}

@@ -57,6 +57,9 @@ func (d *Decider) judgeReadNow(r Read, now time.Time) {
 	if d.readVia {
 		via = d.res.File
 	}
+	if r.Err == nil {
+		d.watches.closes = r.Writers == WritersUnknown
+	}
 	v := d.judgeRead(&r, &d.order, via, now)
 	if v == readRetried {
 		d.retry.later(d.order, now)
@@ -79,7 +82,7 @@ func (d *Decider) judgeReadNow(r Read, now time.Time) {
 // on.
 func (d *Decider) readJudged(r *Read, v outcome, now time.Time) {
 	if v == readBelieved {
-		d.believe(r)
+		d.believe(r, now)
 		d.out.Forward = ForwardRead
 	}
 	d.judgedEvents()

@@ -45,6 +45,11 @@ type watchSet struct {
 	fileOf  map[string]fs.FileInfo // the file each watch of a file by itself was added for, where known
 	refused map[string]error       // paths a watch was refused on, and why; tried again at each look
 	dirty   bool                   // watched changed since the loop was last told
+	// closes says that the kernel did not say, at the last read, who
+	// holds the file open for writing: a creator that closes before the
+	// new file's own watch is added is then heard only through the file's
+	// directory, which is asked for its entries' closes.
+	closes bool
 }
 
 func newWatchSet(c Caps, st Stats) watchSet {
@@ -61,7 +66,8 @@ type planned struct {
 // plan lists what to watch for the resolution r, each path with the least
 // its watch must report: the directories it depends on, for their entries
 // (and, where a file of theirs cannot be watched by itself, for their
-// entries' writes); where the notifier can afford them, every other
+// entries' writes; the file's own directory, where the kernel does not say
+// who writes, for its entries' closes); where the notifier can afford them, every other
 // directory the resolution went through, for its own move (a plain
 // ancestor renamed or exchanged moves the path), and the files themselves,
 // for their writes, closes and attributes (a write through another of a
@@ -82,6 +88,9 @@ func (w *watchSet) plan(r *Resolution) []planned {
 	}
 	for _, d := range r.Dirs {
 		add(d, dir)
+	}
+	if w.closes && w.caps.Files && r.Home != "" {
+		add(r.Home, WatchCloses)
 	}
 	if w.refused[r.Home] != nil && r.HomeParent != "" {
 		// The file's directory cannot be watched: the one above reports
@@ -111,6 +120,12 @@ func (w *watchSet) missing(r *Resolution, all bool) []planned {
 		}
 	}
 	return out
+}
+
+// stillMissing is missing(r, false) once adds are made, without the paths
+// refused: a file's watch refused has its directories report its writes.
+func (w *watchSet) stillMissing(r *Resolution) []planned {
+	return slices.DeleteFunc(w.missing(r, false), func(p planned) bool { return w.refused[p.path] != nil })
 }
 
 // inPlan reports whether the plan for r watches p.
