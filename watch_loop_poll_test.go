@@ -1,6 +1,7 @@
 package file
 
 import (
+	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -122,4 +123,22 @@ func TestAFileOnAFilesystemWithoutEventsIsAlsoPolled(t *testing.T) {
 		advance(time.Hour)
 		assert.Len(t, r.errs(), 2)
 	})
+}
+
+// A write that keeps the file's size, made in the same tick of the
+// filesystem's clock as the read before it, leaves its stat as it was:
+// polling reads such a racily read file again, rather than trust the stat,
+// until a read comes a tick after its last write. (Real time: the tick is
+// the filesystem's.)
+func TestAPollReadsAFileWrittenWithinATickOfItsLastRead(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	write(t, path, "v1\n")
+	before, err := os.Stat(path)
+	require.NoError(t, err)
+	_, r := watched(t, path, WithPolling(10*time.Millisecond), WithRecheckInterval(time.Hour))
+
+	write(t, path, "v2\n") // in place, same size
+	require.NoError(t, os.Chtimes(path, before.ModTime(), before.ModTime()), "and in the same tick")
+	r.waitContent(t, "v2\n")
+	assert.Equal(t, []string{"v2\n"}, r.contents())
 }

@@ -20,7 +20,19 @@ type lastRead struct {
 	readSig Signature   // the stat of the last read made, believed or not; zero if it failed
 	info    fs.FileInfo // the file of the last read believed; nil for a set, or if it failed
 	judging Signature   // while the events queued at a read are judged, that read's stat; zero otherwise
+	// racy says that the last read believed was of a file written less
+	// than statTick before (or stamped less than statTick ahead): a write of the same size after it, in the
+	// same tick of the filesystem's clock, leaves the stat as it was, so
+	// a look reads the file rather than trust the stat (git's "racily
+	// clean" entries, for the same reason).
+	racy bool
 }
+
+// statTick bounds how coarsely a filesystem keeps modification times: a
+// few milliseconds where the kernel's coarse clock stamps them (ext4,
+// xfs, tmpfs), a second on some network filesystems. FAT's two seconds
+// are beyond it.
+const statTick = time.Second
 
 // outcome is what becomes of a read.
 type outcome uint8
@@ -249,10 +261,14 @@ func (d *Decider) closedEmpty(r *Read, t readAfter, now time.Time) outcome {
 
 // believe takes a read the decider believes: it ends a confirmation, and
 // is what later reads and stats are compared with.
-func (d *Decider) believe(r *Read) {
+func (d *Decider) believe(r *Read, now time.Time) {
 	d.wait.believed()
 	d.heldBack = time.Time{} // a read believed ends the holding back, however it was made (a cap's)
 	d.last.sig, d.last.info = r.Sig, r.Info
+	// A file stamped a tick or more ahead of this clock gets a new stamp
+	// at its next write, as one stamped a tick behind it does.
+	age := now.Sub(r.ModTime)
+	d.last.racy = r.Err == nil && age < statTick && age > -statTick
 }
 
 // awaitUnseenWriter waits for a writer that may be at work where no event
@@ -350,9 +366,9 @@ const (
 )
 
 // look decides what a look does, given the subject's stat st and the
-// quiet window: the periodic re-check, the safety net, and Recheck's look
-// now (force). The re-check costs a stat when nothing changed; otherwise,
-// and always when forced, every watch is added again (in case one was lost
+// quiet window: the periodic re-check, the safety net, a poll, and
+// Recheck's look now (force). It costs a stat when nothing changed, unless
+// the last read was racy; otherwise, and always when forced, every watch is added again (in case one was lost
 // without an event) and the file read: at once if the stat is as the last
 // read left it (a forced look may know what the stat cannot show, such as
 // a filesystem caching it), once writes have had a quiet window to finish
@@ -360,7 +376,7 @@ const (
 func (l *lastRead) look(force bool, st Signature, window time.Duration) lookKind {
 	unchanged := st != 0 && st == l.sig
 	switch {
-	case unchanged && !force:
+	case unchanged && !force && !l.racy:
 		return lookNothing
 	case unchanged:
 		return lookRead

@@ -115,20 +115,44 @@ func TestAnEmptyFileAtAWritersCloseIsConfirmed(t *testing.T) {
 
 // What a look does, by the subject's stat against the last read's.
 func TestLooks(t *testing.T) {
-	l := lastRead{sig: 7}
 	window := 100 * time.Millisecond
 	for _, c := range []struct {
 		name  string
+		racy  bool // the last read was of a file written within statTick
 		force bool
 		st    Signature
 		want  lookKind
 	}{
-		{"unchanged: nothing", false, 7, lookNothing},
-		{"unchanged, forced: read, and confirm an empty file", true, 7, lookRead},
-		{"changed with no event: give a writer a window", false, 8, lookStatChanged},
-		{"nothing there: read now", false, 0, lookReadNow},
+		{"unchanged: nothing", false, false, 7, lookNothing},
+		{"unchanged, forced: read, and confirm an empty file", false, true, 7, lookRead},
+		{"unchanged after a racy read: read, for a write in the same tick keeps the stat", true, false, 7, lookRead},
+		{"changed with no event: give a writer a window", false, false, 8, lookStatChanged},
+		{"nothing there: read now", false, false, 0, lookReadNow},
 	} {
+		l := lastRead{sig: 7, racy: c.racy}
 		assert.Equal(t, c.want, l.look(c.force, c.st, window), c.name)
 	}
+	l := lastRead{sig: 7}
 	assert.Equal(t, lookReadNow, l.look(false, 8, 0), "no window: read now")
+}
+
+// A read is racy while the file it read was written less than statTick
+// before: then, and only then, the stat does not show a same-size write
+// made after it.
+func TestARacyReadIsOneOfAFileWrittenWithinATick(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		age  time.Duration
+		want bool
+	}{
+		{"written as it was read", 0, true},
+		{"written just under a tick before", statTick - time.Nanosecond, true},
+		{"written a tick before", statTick, false},
+		{"stamped just under a tick ahead", -statTick + time.Nanosecond, true},
+		{"stamped a tick ahead, which its next write changes", -statTick, false},
+	} {
+		d := testDecider(linux)
+		d.believe(&Read{Info: readFile, Sig: 7, ModTime: t0}, t0.Add(c.age))
+		assert.Equal(t, c.want, d.last.racy, c.name)
+	}
 }
