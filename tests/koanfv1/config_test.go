@@ -21,13 +21,13 @@ func TestMain(m *testing.M) {
 }
 
 // keepwatch's providers are koanf v1's providers, and koanf v1's parsers
-// are its Parsers, as they are.
+// are its Parsers (which ask only for Unmarshal, the one method keepwatch
+// calls).
 var (
 	_ koanf.Provider = (*file.File)(nil)
 	_ koanf.Provider = (*file.FileSet)(nil)
 	_ file.Parser    = yaml.Parser()
 	_ file.Parser    = json.Parser()
-	_ koanf.Parser   = file.Parser(nil)
 )
 
 // save replaces path as editors and kubelet do: written aside, renamed over.
