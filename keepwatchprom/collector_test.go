@@ -161,6 +161,9 @@ func TestATLSWatcher(t *testing.T) {
 	reg := registry(col)
 
 	l := "{path=" + v.Dir + "}"
+	// The watch of its files takes its first read on its own goroutine,
+	// after New returns: its last read and check are exported from then.
+	require.Eventually(t, func() bool { return !certs.Stats().Files.LastCheck.IsZero() }, waitFor, time.Millisecond)
 	m := scrape(t, reg)
 	assert.Equal(t, 1.0, m["keepwatch_tls_rotations_total"+l], "New's pair counts")
 	assert.Equal(t, 0.0, m["keepwatch_tls_rotations_rejected_total"+l])
