@@ -21,10 +21,13 @@ import (
 // dataLink is the link by which kubelet swaps a volume's payload at once.
 const dataLink = "..data"
 
-// maxGenerationReads bounds the reads of a volume whose payloads kubelet
-// keeps removing under them. Kubelet swaps once a minute at most; a writer
-// that swaps back to back (a test's) still lets one read in a few through.
-const maxGenerationReads = 10
+// maxGenerationReads bounds the reads of a volume whose payloads are
+// removed under them, one after another. Kubelet swaps once a minute at
+// most, so a read is made again once at most there; a writer that swaps
+// back to back (a test's) let ten reads in a row be overtaken on a loaded
+// 2-core machine, so the bound is far above that: it only keeps a read
+// from following such a writer for ever.
+const maxGenerationReads = 100
 
 // kubeletGeneration names the payload a kubelet volume holds now: the
 // target of its ..data link, "" if there is none.
