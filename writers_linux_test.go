@@ -96,7 +96,6 @@ type addsRecorded struct {
 }
 
 func (n addsRecorded) Add(path string, report decide.WatchKind) (int, error) {
-	println("ADD", path, report.String())
 	n.mu.Lock()
 	n.adds[path] |= report
 	n.mu.Unlock()
@@ -166,6 +165,7 @@ func TestWhereTheKernelDoesNotSayWhoWritesACreatorsCloseIsHeardThroughTheDirecto
 // close, and the file's directory is asked for nothing of its entries'
 // content: writers of other files there wake nothing.
 func TestWhereTheKernelSaysWhoWritesTheDirectoryReportsNoCloses(t *testing.T) {
+	needCaps(t, decide.Caps{Files: true}, "a file by its own watch")
 	dir := realTempDir(t)
 	path := filepath.Join(dir, "config.yaml")
 	write(t, path, "v1\n")
