@@ -127,6 +127,22 @@ func recordingAdds() (Option, func(path string) decide.WatchKind) {
 // So the directory is asked for its entries' closes, and each creation is
 // read at its close, every one delivered.
 func TestWhereTheKernelDoesNotSayWhoWritesACreatorsCloseIsHeardThroughTheDirectory(t *testing.T) {
+	creationsByNobodysWatch(t, false)
+}
+
+// A watch started before its file is there (WithWaitForPath) cannot know
+// whether the kernel will say who writes the file to come, so its
+// directory is asked for its entries' closes from the start: the first
+// creation is read at its creator's close too, not a held-open window
+// later.
+func TestAWatchWaitingForItsFileHearsItsCreatorsCloseThroughTheDirectory(t *testing.T) {
+	creationsByNobodysWatch(t, true)
+}
+
+// creationsByNobodysWatch has a child, as nobody, watch a file of root's
+// that root removes and writes again nine times, the first time after the
+// watch started on no file if missing. Each creation is delivered once.
+func creationsByNobodysWatch(t *testing.T, missing bool) {
 	const envBase = "KEEPWATCH_BASE"
 	if !inChild(t) {
 		if os.Geteuid() != 0 {
@@ -134,11 +150,15 @@ func TestWhereTheKernelDoesNotSayWhoWritesACreatorsCloseIsHeardThroughTheDirecto
 		}
 		base := nobodysTempDir(t)
 		path := filepath.Join(base, "config.yaml")
-		write(t, path, "v1\n")
+		if !missing {
+			write(t, path, "v1\n")
+		}
 		c := startChild(t, &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}, envBase+"="+base)
 		c.await(t, "watching")
 		for i := 2; i <= 10; i++ {
-			require.NoError(t, os.Remove(path))
+			if i > 2 || !missing {
+				require.NoError(t, os.Remove(path))
+			}
 			write(t, path, fmt.Sprintf("v%d\n", i))
 			c.tell(t, "written")
 			c.await(t, "seen")
@@ -149,7 +169,7 @@ func TestWhereTheKernelDoesNotSayWhoWritesACreatorsCloseIsHeardThroughTheDirecto
 	dir := os.Getenv(envBase)
 	path := filepath.Join(dir, "config.yaml")
 	opt, added := recordingAdds()
-	_, r := watchedByEvents(t, path, opt)
+	_, r := watchedByEvents(t, path, opt, WithWaitForPath())
 	require.Eventually(t, func() bool { return added(dir)&decide.WatchCloses != 0 }, waitFor, tick,
 		"the directory is asked for its entries' closes: %v", added(dir))
 	report(t, "watching")
@@ -188,6 +208,7 @@ func TestWhereTheKernelSaysWhoWritesTheDirectoryReportsNoCloses(t *testing.T) {
 // names until then, is asked for its entries' writes, so that an edit in
 // place is still heard, with the re-check off.
 func TestAnEditAfterTheFilesOwnWatchIsRefusedIsHeardThroughItsDirectory(t *testing.T) {
+	needCaps(t, decide.Caps{Files: true}, "a file by its own watch")
 	dir := realTempDir(t)
 	path := filepath.Join(dir, "config.yaml")
 	write(t, path, "v1\n")

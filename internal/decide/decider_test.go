@@ -243,6 +243,15 @@ func TestDecisions(t *testing.T) {
 			queue(0, Queue{}, "forward read; add /etc/app (self|names|closes)"),
 			added(0, 1, nil, 0, "check"),
 		}},
+		{"the first read finds no file: the directory is asked for its entries' closes, for whoever makes it", true, linux, []step{
+			open(0, "resolve from root"),
+			resolved(0, res, false, nil, "add /etc/app (self|names)"),
+			added(0, 1, nil, 0, "add /etc/app/config.yaml (self|content)"),
+			added(0, 2, nil, 0, "resolve from root"),
+			resolved(0, res, false, nil, "prune; nothing"),
+			start(0, Read{Why: ReasonStart, Err: fs.ErrNotExist, Missing: true}, "add /etc/app (self|names|closes); wake +100ms"),
+			added(0, 1, nil, 0, "check; wake +100ms"),
+		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := testDecider(c.caps)

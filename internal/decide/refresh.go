@@ -57,8 +57,13 @@ func (d *Decider) judgeReadNow(r Read, now time.Time) {
 	if d.readVia {
 		via = d.res.File
 	}
-	if r.Err == nil {
+	switch {
+	case r.Err == nil:
 		d.watches.closes = r.Writers == WritersUnknown
+	case r.Missing:
+		// Whoever makes the file next may be a writer the kernel will not
+		// tell of, whose close only the directory hears.
+		d.watches.closes = true
 	}
 	v := d.judgeRead(&r, &d.order, via, now)
 	if v == readRetried {

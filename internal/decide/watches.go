@@ -46,9 +46,10 @@ type watchSet struct {
 	refused map[string]error       // paths a watch was refused on, and why; tried again at each look
 	dirty   bool                   // watched changed since the loop was last told
 	// closes says that the kernel did not say, at the last read, who
-	// holds the file open for writing: a creator that closes before the
-	// new file's own watch is added is then heard only through the file's
-	// directory, which is asked for its entries' closes.
+	// holds the file open for writing, or that the last read found no
+	// file: a creator that closes before the new file's own watch is added
+	// is then heard only through the file's directory, which is asked for
+	// its entries' closes.
 	closes bool
 }
 
