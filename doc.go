@@ -79,7 +79,9 @@
 // gone a quiet window ([WithQuietWindow]) without a write. On Linux, every
 // directory the path goes through is watched, and the file itself, each
 // for what can change where the path leads or what the file holds, so that
-// others' activity beside it wakes nothing: a plain ancestor renamed or
+// others' activity beside it wakes nothing (where the kernel does not say
+// who writes, or the file is missing, the file's directory also reports
+// its entries' closes): a plain ancestor renamed or
 // exchanged, a write through a hard link or to the source of a bind mount,
 // a mount over the path, all arrive in milliseconds.
 //
@@ -133,7 +135,8 @@
 // name. When inotify cannot be had (a sandbox refuses it, the kernel's
 // limits are reached), or the file is on a filesystem that reports no
 // changes made elsewhere (NFS, SMB, FUSE), a provider polls it every 2 s,
-// a stat each time, and says so ([ErrPolling]).
+// a stat each time (and a read in the second after a write, whose stat
+// may not show a second write), and says so ([ErrPolling]).
 //
 // # Operating
 //

@@ -32,7 +32,7 @@ const (
 	// cannot be had: inotify refused (a sandbox's seccomp filter, the
 	// kernel's limits), or a filesystem that reports no changes made
 	// elsewhere (NFS, SMB, FUSE). Users there expect seconds; a poll costs
-	// a stat when nothing changed.
+	// a stat when nothing changed (and a read in the second after a write).
 	fallbackPollInterval = 2 * time.Second
 )
 
@@ -76,7 +76,10 @@ func newOptions(opts []Option) options {
 
 // WithRecheckInterval sets how often the file is re-checked when no event
 // arrives. A re-check costs one stat; the file is read only if the stat
-// differs from the last read. Zero or less turns re-checks off.
+// differs from the last read, or if the last read was made within a
+// second of the file's last write, when a write in the same tick of the
+// file's clock would leave its stat as it was. Zero or less turns
+// re-checks off.
 // Default: 30 s.
 func WithRecheckInterval(d time.Duration) Option {
 	return func(o *options) { o.recheck = max(d, 0) }
@@ -84,7 +87,9 @@ func WithRecheckInterval(d time.Duration) Option {
 
 // WithPolling makes the provider poll the file every d instead of using
 // filesystem events, for mounts keepwatch cannot tell deliver none. Each
-// poll costs one stat, and a read only if the stat changed. Without it the
+// poll costs one stat, and a read only if the stat changed or the last
+// read was made within a second of the file's last write (a write in the
+// same tick leaves the stat as it was). Without it the
 // provider uses events, and polls on its own, every 2 s (or at the
 // re-check interval, if shorter), only while events cannot be had
 // (inotify refused by a sandbox or exhausted, neither the file's directory

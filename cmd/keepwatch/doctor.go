@@ -270,7 +270,7 @@ func (r *report) writers(real string) {
 	case a == writers.None:
 		r.add(ok, "writers", "the kernel says who holds the file open for writing, to uid %d: a writer no event told of is waited for until its close", os.Getuid())
 	case errors.Is(err, writers.ErrElsewhere):
-		r.add(info, "writers", "on a network or FUSE filesystem the kernel knows only this host's writers, so it is not asked: a writer no event told of is given %s (reliability.md)", unheardPause)
+		r.add(info, "writers", "on a network or FUSE filesystem the kernel knows only this host's writers, so it is not asked: the file is polled, and a change a poll finds is read once it has gone the quiet window without a write (reliability.md)")
 	case errors.Is(err, writers.ErrNotSupported):
 		r.add(info, "writers", "the kernel does not say who holds a file open for writing on %s: a writer no event told of is given %s (reliability.md)", runtime.GOOS, unheardPause)
 	case errors.Is(err, syscall.EACCES):
