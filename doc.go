@@ -72,7 +72,8 @@
 // the file open, is read half done there, and delivered whole at its close
 // (koanf's stock provider reads at every write). On Linux each read also
 // asks the kernel whether anyone holds the file open for writing (a read
-// lease, taken and let go at once; the kernel answers the file's owner and
+// lease, taken before the read and let go after it, so that the answer is
+// of what was read; the kernel answers the file's owner and
 // root, on a local filesystem): a writer no event told of, that opened the file before the path
 // led to it, is then waited for as any other. Where the kernel does not
 // report the close (off Linux, when polling), the file is read once it has

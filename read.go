@@ -7,6 +7,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+
+	"github.com/keepwatch/file/internal/decide"
 )
 
 // readable is an open file to read: an *os.File, or on Linux a bare
@@ -21,14 +23,21 @@ type readable interface {
 // before reading a byte, so a named pipe cannot hang it and a device cannot
 // feed it forever; it never reads more than limit+1 bytes, so a file that
 // grows while being read cannot exhaust memory. With probe, it asks the
-// kernel, once it has read, whether anyone holds the file open for writing
-// (writersOn).
+// kernel, before it reads, whether anyone holds the file open for writing,
+// and where no one does keeps writers out until it has read
+// (holdAgainstWriters): a writer that finished between a read and the
+// question would pass a half for the file. The descriptor's close lets
+// them in on the early returns.
 func readFile(abs, name string, limit int64, probe bool) (content, error) {
 	fd, err := openToRead(abs)
 	if err != nil {
 		return content{}, renamePath(err, name)
 	}
 	defer fd.Close()
+	writers := decide.WritersUnknown
+	if probe {
+		writers = holdAgainstWriters(fd)
+	}
 
 	info, err := fd.Stat()
 	if err != nil {
@@ -41,6 +50,9 @@ func readFile(abs, name string, limit int64, probe bool) (content, error) {
 		return content{}, tooLarge(name, info.Size(), limit)
 	}
 	data, err := readAtMost(fd, info.Size(), limit)
+	if writers == decide.WritersNone {
+		releaseWriters(fd)
+	}
 	if err != nil {
 		return content{}, renamePath(err, name)
 	}
@@ -50,11 +62,7 @@ func readFile(abs, name string, limit int64, probe bool) (content, error) {
 	// Fewer bytes than fstat said: the file was cut short as it was read,
 	// by a writer's truncation.
 	torn := info.Size() > 0 && int64(len(data)) < info.Size()
-	c := content{data: data, sum: sha256.Sum256(data), info: info, mtime: info.ModTime(), torn: torn}
-	if probe {
-		c.writers = writersOfOpen(fd)
-	}
-	return c, nil
+	return content{data: data, sum: sha256.Sum256(data), info: info, mtime: info.ModTime(), torn: torn, writers: writers}, nil
 }
 
 // readAtMost reads r to its end, or until it has read limit+1 bytes, which

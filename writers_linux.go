@@ -33,11 +33,21 @@ func writersOf(path string, want fs.FileInfo) decide.Writers {
 	return writersOn(f.(*rawFile).fd)
 }
 
-// writersOfOpen asks the kernel about the writers of the file r, open for
-// reading.
-func writersOfOpen(r readable) decide.Writers {
+// holdAgainstWriters asks the kernel about the writers of the file r, open
+// for reading, before it is read; where there are none, it keeps them out
+// until releaseWriters (or r's close), so that the answer is of what is
+// read (internal/writers.Hold).
+func holdAgainstWriters(r readable) decide.Writers {
 	if f, ok := r.(*rawFile); ok {
-		return writersOn(f.fd)
+		a, _ := writers.Hold(f.fd)
+		return answers[a]
 	}
 	return decide.WritersUnknown
+}
+
+// releaseWriters lets the writers holdAgainstWriters kept out of r in.
+func releaseWriters(r readable) {
+	if f, ok := r.(*rawFile); ok {
+		writers.Release(f.fd)
+	}
 }

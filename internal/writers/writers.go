@@ -5,12 +5,13 @@
 //
 // A read lease (fcntl F_SETLEASE, F_RDLCK) on a descriptor open read-only
 // is refused with EAGAIN while anyone holds the file open for writing, this
-// process included, and granted otherwise; it is let go at once. While it
-// is held, a writer's open(2) waits for it: the time of two system calls
-// here, about a microsecond, unless the process is preempted between them
-// (up to 28 ms measured beside two CPU hogs; docs/reliability.md). A
-// writer that opens with O_NONBLOCK meanwhile gets EWOULDBLOCK instead of
-// waiting. The kernel grants leases to the file's owner, or to a process
+// process included, and granted otherwise. On lets it go at once; Hold
+// keeps it while the file is read, so that the answer holds for what was
+// read. While it is held, a writer's open(2) waits for it: a microsecond
+// for On, a read of the file for Hold, unless the process is preempted
+// meanwhile (up to 28 ms measured beside two CPU hogs;
+// docs/reliability.md). A writer that opens with O_NONBLOCK meanwhile gets
+// EWOULDBLOCK instead of waiting. The kernel grants leases to the file's owner, or to a process
 // with CAP_LEASE (root has it), where leases are on
 // (/proc/sys/fs/leases-enable) and the filesystem has them; elsewhere it
 // does not say. On a network or FUSE filesystem it is not asked: its

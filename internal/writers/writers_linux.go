@@ -11,6 +11,20 @@ import (
 // EACCES (not the file's owner, and no CAP_LEASE), EINVAL (leases off, or
 // none on the filesystem).
 func On(fd int) (Answer, error) {
+	a, err := Hold(fd)
+	if a == None {
+		Release(fd)
+	}
+	return a, err
+}
+
+// Hold asks as On does, and where no one holds the file open for writing
+// keeps the lease until Release (or until fd is closed): no writer's open
+// gets past it meanwhile, so what is read of the file in between is what
+// it holds, with no writer at work. Asked after a read instead, the
+// kernel could say "no writer" of one that finished between the read and
+// the question, and a half it read would pass for the file.
+func Hold(fd int) (Answer, error) {
 	var st unix.Statfs_t
 	if err := unix.Fstatfs(fd, &st); err != nil {
 		return Unknown, err
@@ -22,13 +36,11 @@ func On(fd int) (Answer, error) {
 		return Unknown, ErrElsewhere
 	}
 	for {
-		// Raw calls: the lease is held between the two, and writers'
-		// opens wait for it, so the goroutine is not to be handed off to
-		// the scheduler there, as a system call's entry and exit may.
+		// A raw call: it is not handed to the scheduler on its way in or
+		// out, which could keep writers waiting on the lease.
 		_, _, e := unix.RawSyscall(unix.SYS_FCNTL, uintptr(fd), unix.F_SETLEASE, unix.F_RDLCK)
 		switch e {
 		case 0:
-			_, _, _ = unix.RawSyscall(unix.SYS_FCNTL, uintptr(fd), unix.F_SETLEASE, unix.F_UNLCK)
 			return None, nil
 		case unix.EAGAIN:
 			return Open, nil
@@ -37,4 +49,9 @@ func On(fd int) (Answer, error) {
 		}
 		return Unknown, e
 	}
+}
+
+// Release lets go of the lease Hold took on fd.
+func Release(fd int) {
+	_, _, _ = unix.RawSyscall(unix.SYS_FCNTL, uintptr(fd), unix.F_SETLEASE, unix.F_UNLCK)
 }

@@ -32,15 +32,47 @@ func probeCost(path string, n int) error {
 	if err != nil {
 		return err
 	}
+	heldRead, err := timeN(n, func() error { return openAnd(path, leaseAroundRead) })
+	if err != nil {
+		return err
+	}
+	readAlone, err := timeN(n, func() error { return openAnd(path, readWhole) })
+	if err != nil {
+		return err
+	}
 	fmt.Printf("(a) The probe's cost, %d of each, one after another:\n\n| what | p50 | p99 | max |\n| --- | --- | --- | --- |\n", n)
 	for _, row := range []struct {
 		what string
 		d    []time.Duration
-	}{{"F_RDLCK + F_UNLCK on an open descriptor", pair}, {"open, F_RDLCK + F_UNLCK, close", withOpen}, {"open, close (no probe)", openAlone}} {
+	}{{"F_RDLCK + F_UNLCK on an open descriptor", pair}, {"open, F_RDLCK + F_UNLCK, close", withOpen}, {"open, close (no probe)", openAlone},
+		{"open, F_RDLCK, fstat + read, F_UNLCK, close (a watch's read)", heldRead}, {"open, fstat + read, close (no probe)", readAlone}} {
 		fmt.Printf("| %s | %s | %s | %s |\n", row.what, micros(percentile(row.d, 50)), micros(percentile(row.d, 99)), micros(row.d[len(row.d)-1]))
 	}
 	fmt.Println()
 	return nil
+}
+
+// leaseAroundRead reads the file whole under a lease, as a watch's read
+// does: no writer gets in between the answer and the read.
+func leaseAroundRead(fd int) error {
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETLEASE, unix.F_RDLCK); err != nil {
+		return err
+	}
+	err := readWhole(fd)
+	if _, uerr := unix.FcntlInt(uintptr(fd), unix.F_SETLEASE, unix.F_UNLCK); err == nil {
+		err = uerr
+	}
+	return err
+}
+
+// readWhole reads the file at fd as far as fstat says it goes.
+func readWhole(fd int) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
+	}
+	_, err := unix.Pread(fd, make([]byte, st.Size), 0)
+	return err
 }
 
 func openAnd(path string, f func(fd int) error) error {
