@@ -144,10 +144,23 @@ func (d *Decider) judgeRead(r *Read, o *readOrder, via fs.FileInfo, now time.Tim
 // after a writer's pause (which reads what the paused writer wrote so far),
 // after the longest wait for an empty file's writer, or at a cap; then
 // the kernel's word changes nothing (ok is false).
+//
+// At a writer's close, the writer the kernel still counts is most likely
+// the one closing: Linux sends the close's event before it stops counting
+// the writer (__fput: fsnotify_close, then put_file_access), and a writer
+// preempted in between is counted for as long as it waits for a CPU. So
+// the kernel is asked again after UnheardWriterPause, not a writer's
+// HeldOpenWindow later: by then the closing writer is gone, and a writer
+// that really holds the file has been heard writing, or is found still
+// counted at a pause (judged by the file's times).
 func (d *Decider) writerHolds(r *Read, t readAfter, now time.Time) (outcome, bool) {
 	switch t {
 	case afterPause, afterLongestWait, afterCap:
 		return 0, false
+	case afterClose:
+		d.beginWriter(r.Info, d.fileOf(r))
+		d.wait.unheardWriter(r.Why, now)
+		return readHeld, true
 	}
 	d.beginWriter(r.Info, d.fileOf(r))
 	if r.Empty {

@@ -52,6 +52,49 @@ func TestReadOutcomes(t *testing.T) {
 	}
 }
 
+// What becomes of a read the kernel said who writes of, by what it comes
+// after and what it found: the wait it starts, and when that ends.
+func TestReadOutcomesByTheKernelsWord(t *testing.T) {
+	now := t0.Add(time.Second)
+	file := fakeFile{ino: 10, size: 3, mtime: now.Add(-time.Hour)}
+	ok := whole(ReasonEvent, file, 8)
+	empty := whole(ReasonEvent, fakeFile{ino: 10}, 8)
+	torn := ok
+	torn.Torn = true
+	for _, c := range []struct {
+		name    string
+		r       Read
+		w       Writers
+		after   readAfter
+		want    outcome
+		state   waitState
+		timeout time.Duration // the wait's deadline, from now; 0 for none
+	}{
+		{"held open, read at an event: its writer's to finish", ok, WritersOpen, afterEvent, readHeld, waitClose, HeldOpenWindow},
+		{"held open and empty: its writer's to write", empty, WritersOpen, afterEvent, readHeld, waitEmptyOpen, MaxWriterWait},
+		{"held open at a writer's close: most likely the closer, still counted; asked again soon", ok, WritersOpen, afterClose, readHeld, waitClose, UnheardWriterPause},
+		{"held open at a writer's pause: the file's times judge", ok, WritersOpen, afterPause, readAskQueue, waitNone, 0},
+		{"held open at the cap: the read stands", ok, WritersOpen, afterCap, readBelieved, waitNone, 0},
+		{"no writer, read at an event: believed once no later writer began", ok, WritersNone, afterEvent, readAskQueue, waitNone, 0},
+		{"no writer, empty, at an event: confirmed first", empty, WritersNone, afterEvent, readHeld, waitConfirm, 100 * time.Millisecond},
+		{"no writer, empty, at a close: judged with the queue", empty, WritersNone, afterClose, readAskQueue, waitNone, 0},
+		{"no writer, cut short as it was read: read again", torn, WritersNone, afterEvent, readHeld, waitNone, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := testDecider(linux)
+			r := withWriters(c.r, c.w)
+			o := readOrder{why: ReasonEvent, after: c.after}
+			assert.Equal(t, c.want, d.judgeRead(&r, &o, nil, now))
+			assert.Equal(t, c.state, d.wait.state)
+			if c.timeout == 0 {
+				assert.True(t, d.wait.deadline.IsZero(), "no wait: %v", d.wait.deadline)
+				return
+			}
+			assert.Equal(t, c.timeout, d.wait.deadline.Sub(now))
+		})
+	}
+}
+
 // The events queued at a read say whether it is believed: not if a later
 // writer began, unless writers have held reads back for the cap.
 func TestTheQueueAtARead(t *testing.T) {
