@@ -23,7 +23,7 @@ type content struct {
 	info    fs.FileInfo       // a file's fstat
 	mtime   time.Time         // the file's modification time; a set's newest
 	torn    bool              // a file cut short as it was read: a writer is at work
-	writers decide.Writers    // whether anyone held it open for writing once it was read, if the kernel said
+	writers decide.Writers    // whether anyone held it open for writing as it was read, if the kernel said
 }
 
 // member is one file of a set, as read.

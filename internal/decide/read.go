@@ -40,14 +40,17 @@ type Read struct {
 	// is someone editing it in place.
 	Volume  bool
 	Swapped time.Time
-	// Writers is what the kernel said, once the file was read, of those
-	// who hold it open for writing; WritersUnknown where it does not say.
+	// Writers is what the kernel said of those who hold the file open for
+	// writing, asked before the read and, if none did, held to through it
+	// (no writer could open it meanwhile); WritersUnknown where it does
+	// not say.
 	Writers Writers
 }
 
 // Writers is what the kernel says of a file's writers: whether anyone
 // holds it open for writing. A read lease is refused while anyone does,
-// and the loop asks for one and lets it go at once; where leases are not
+// and the loop asks for one before a read and lets it go right after (at
+// once, for a file whose own watch was just added); where leases are not
 // to be had (not the file's owner, without CAP_LEASE; leases off; a
 // filesystem or platform without them), it does not say.
 type Writers uint8
