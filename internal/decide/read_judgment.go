@@ -122,13 +122,15 @@ func (d *Decider) judgeRead(r *Read, o *readOrder, via fs.FileInfo, now time.Tim
 		o.fresh = true
 	}
 	d.last.readSig = r.Sig
+	counted := d.writer.counted
+	d.writer.counted = false
 	if r.Process {
 		return readRetried
 	}
 	if d.wait.window > 0 && r.Err == nil {
 		switch r.Writers {
 		case WritersOpen:
-			if v, ok := d.writerHolds(r, o.after, now); ok {
+			if v, ok := d.writerHolds(r, o.after, counted, now); ok {
 				return v
 			}
 		case WritersNone:
@@ -150,16 +152,19 @@ func (d *Decider) judgeRead(r *Read, o *readOrder, via fs.FileInfo, now time.Tim
 // the writer (__fput: fsnotify_close, then put_file_access), and a writer
 // preempted in between is counted for as long as it waits for a CPU. So
 // the kernel is asked again after UnheardWriterPause, not a writer's
-// HeldOpenWindow later: by then the closing writer is gone, and a writer
-// that really holds the file has been heard writing, or is found still
-// counted at a pause (judged by the file's times).
-func (d *Decider) writerHolds(r *Read, t readAfter, now time.Time) (outcome, bool) {
-	switch t {
-	case afterPause, afterLongestWait, afterCap:
+// HeldOpenWindow later (counted): by then the closing writer is gone, and
+// a writer still counted at that read is another that holds the file,
+// most likely one that opened it before the first closed, and is waited
+// for as one heard writing.
+func (d *Decider) writerHolds(r *Read, t readAfter, counted bool, now time.Time) (outcome, bool) {
+	switch {
+	case t == afterPause && counted:
+	case t == afterPause, t == afterLongestWait, t == afterCap:
 		return 0, false
-	case afterClose:
+	case t == afterClose:
 		d.beginWriter(r.Info, d.fileOf(r))
 		d.wait.unheardWriter(r.Why, now)
+		d.writer.counted = true
 		return readHeld, true
 	}
 	d.beginWriter(r.Info, d.fileOf(r))

@@ -66,22 +66,27 @@ func TestReadOutcomesByTheKernelsWord(t *testing.T) {
 		r       Read
 		w       Writers
 		after   readAfter
+		counted bool // the read before was a close's, with a writer still counted
 		want    outcome
 		state   waitState
 		timeout time.Duration // the wait's deadline, from now; 0 for none
 	}{
-		{"held open, read at an event: its writer's to finish", ok, WritersOpen, afterEvent, readHeld, waitClose, HeldOpenWindow},
-		{"held open and empty: its writer's to write", empty, WritersOpen, afterEvent, readHeld, waitEmptyOpen, MaxWriterWait},
-		{"held open at a writer's close: most likely the closer, still counted; asked again soon", ok, WritersOpen, afterClose, readHeld, waitClose, UnheardWriterPause},
-		{"held open at a writer's pause: the file's times judge", ok, WritersOpen, afterPause, readAskQueue, waitNone, 0},
-		{"held open at the cap: the read stands", ok, WritersOpen, afterCap, readBelieved, waitNone, 0},
-		{"no writer, read at an event: believed once no later writer began", ok, WritersNone, afterEvent, readAskQueue, waitNone, 0},
-		{"no writer, empty, at an event: confirmed first", empty, WritersNone, afterEvent, readHeld, waitConfirm, 100 * time.Millisecond},
-		{"no writer, empty, at a close: judged with the queue", empty, WritersNone, afterClose, readAskQueue, waitNone, 0},
-		{"no writer, cut short as it was read: read again", torn, WritersNone, afterEvent, readHeld, waitNone, 0},
+		{"held open, read at an event: its writer's to finish", ok, WritersOpen, afterEvent, false, readHeld, waitClose, HeldOpenWindow},
+		{"held open and empty: its writer's to write", empty, WritersOpen, afterEvent, false, readHeld, waitEmptyOpen, MaxWriterWait},
+		{"held open at a writer's close: most likely the closer, still counted; asked again soon", ok, WritersOpen, afterClose, false, readHeld, waitClose, UnheardWriterPause},
+		{"held open when asked again after a close: another writer holds it, awaited as one heard", ok, WritersOpen, afterPause, true, readHeld, waitClose, HeldOpenWindow},
+		{"held open and empty when asked again after a close: its writer's to write", empty, WritersOpen, afterPause, true, readHeld, waitEmptyOpen, MaxWriterWait},
+		{"no writer when asked again after a close: the closer is gone, read as it is", ok, WritersNone, afterPause, true, readAskQueue, waitNone, 0},
+		{"held open at a writer's pause: the file's times judge", ok, WritersOpen, afterPause, false, readAskQueue, waitNone, 0},
+		{"held open at the cap: the read stands", ok, WritersOpen, afterCap, false, readBelieved, waitNone, 0},
+		{"no writer, read at an event: believed once no later writer began", ok, WritersNone, afterEvent, false, readAskQueue, waitNone, 0},
+		{"no writer, empty, at an event: confirmed first", empty, WritersNone, afterEvent, false, readHeld, waitConfirm, 100 * time.Millisecond},
+		{"no writer, empty, at a close: judged with the queue", empty, WritersNone, afterClose, false, readAskQueue, waitNone, 0},
+		{"no writer, cut short as it was read: read again", torn, WritersNone, afterEvent, false, readHeld, waitNone, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := testDecider(linux)
+			d.writer.counted = c.counted
 			r := withWriters(c.r, c.w)
 			o := readOrder{why: ReasonEvent, after: c.after}
 			assert.Equal(t, c.want, d.judgeRead(&r, &o, nil, now))

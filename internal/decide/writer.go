@@ -19,6 +19,10 @@ type awaitedWriter struct {
 	file   fs.FileInfo // the file a wait for writers is for; nil if not known
 	seen   int         // writes heard when file was taken: see changedUnheard
 	restat bool        // the path may lead elsewhere since file was taken: the next write says which file is written
+	// counted says that the kernel still counted a writer when a close
+	// was read: the next read asks again, and a writer counted then is one
+	// that holds the file (see writerHolds).
+	counted bool
 
 	path  string // where file was found, to watch it by itself
 	watch int    // the id of file's own watch; zero if it has none
@@ -31,7 +35,7 @@ type awaitedWriter struct {
 // if none): where the notifier can watch a file by itself (files), that
 // watch is the wait's, or the loop is asked for one.
 func (w *awaitedWriter) begin(info fs.FileInfo, path string, files bool, own int) {
-	w.file, w.restat, w.seen = info, false, w.writes
+	w.file, w.restat, w.seen, w.counted = info, false, w.writes, false
 	w.path, w.watch, w.gone = "", 0, false
 	if info == nil || path == "" || !files {
 		return
