@@ -144,8 +144,9 @@ func (d *Decider) judgeRead(r *Read, o *readOrder, via fs.FileInfo, now time.Tim
 // made after t: a file written is that writer's to finish, and an empty
 // one its to write, both waited for as for a writer heard writing, but
 // after a writer's pause (which reads what the paused writer wrote so far),
-// after the longest wait for an empty file's writer, or at a cap; then
-// the kernel's word changes nothing (ok is false).
+// after the longest wait for an empty file's writer, or at a cap once
+// capAgainTries reads CapGap apart all fell inside a writer; then the
+// kernel's word changes nothing (ok is false).
 //
 // At a writer's close, the writer the kernel still counts is most likely
 // the one closing: Linux sends the close's event before it stops counting
@@ -159,6 +160,11 @@ func (d *Decider) judgeRead(r *Read, o *readOrder, via fs.FileInfo, now time.Tim
 func (d *Decider) writerHolds(r *Read, t readAfter, counted bool, now time.Time) (outcome, bool) {
 	switch {
 	case t == afterPause && counted:
+	case t == afterCap && d.wait.capTries < capAgainTries:
+		// The cap reads between writers, not inside one: the kernel
+		// says this read fell inside one.
+		d.wait.capAgain(now)
+		return readHeld, true
 	case t == afterPause, t == afterLongestWait, t == afterCap:
 		return 0, false
 	case t == afterClose:

@@ -2,6 +2,7 @@ package decide
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,7 +79,8 @@ func TestReadOutcomesByTheKernelsWord(t *testing.T) {
 		{"held open and empty when asked again after a close: its writer's to write", empty, WritersOpen, afterPause, true, readHeld, waitEmptyOpen, MaxWriterWait},
 		{"no writer when asked again after a close: the closer is gone, read as it is", ok, WritersNone, afterPause, true, readAskQueue, waitNone, 0},
 		{"held open at a writer's pause: the file's times judge", ok, WritersOpen, afterPause, false, readAskQueue, waitNone, 0},
-		{"held open at the cap: the read stands", ok, WritersOpen, afterCap, false, readBelieved, waitNone, 0},
+		{"held open at the cap: made again a gap later, to fall between writers", ok, WritersOpen, afterCap, false, readHeld, waitQuiet, CapGap},
+		{"held open at the cap's last try: the read stands", ok, WritersOpen, afterCap, false, readBelieved, waitNone, 0},
 		{"no writer, read at an event: believed once no later writer began", ok, WritersNone, afterEvent, false, readAskQueue, waitNone, 0},
 		{"no writer, empty, at an event: confirmed first", empty, WritersNone, afterEvent, false, readHeld, waitConfirm, 100 * time.Millisecond},
 		{"no writer, empty, at a close: judged with the queue", empty, WritersNone, afterClose, false, readAskQueue, waitNone, 0},
@@ -87,6 +89,9 @@ func TestReadOutcomesByTheKernelsWord(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			d := testDecider(linux)
 			d.writer.counted = c.counted
+			if strings.Contains(c.name, "last try") {
+				d.wait.capTries = capAgainTries
+			}
 			r := withWriters(c.r, c.w)
 			o := readOrder{why: ReasonEvent, after: c.after}
 			assert.Equal(t, c.want, d.judgeRead(&r, &o, nil, now))

@@ -12,6 +12,13 @@ const MaxWaitFactor = 10
 // pause so long are read a pause after the cap.
 const CapGap = 5 * time.Millisecond
 
+// capAgainTries is how many times a read at the cap that the kernel says
+// a writer holds is made again, CapGap apart, to fall between writers:
+// writes that never let up still leave gaps between one writer's close and
+// the next's open, and the read, under its lease, is whole in one. A
+// writer that holds the file for good gets the read after the last try.
+const capAgainTries = 20
+
 // HeldOpenWindow is how long a writer heard writing, that keeps the file
 // open, must go without a write before the file is read, where the kernel
 // reports writers' closes (the quiet window, if longer); and how long a file
@@ -156,6 +163,7 @@ type readWait struct {
 	movedStart time.Time // the start of a stat-changed wait that moved on to another file in this refresh, for the cap: see moved
 	carried    bool      // start is a moved wait's: a stat change's, which a heard write does not inherit
 	heard      bool      // in waitClose, or waitQuiet after closeLost: a write or a creation of the file was heard, so that its writer may be a slow producer holding it open
+	capTries   int       // reads at the cap made again since the wait began (capAgain)
 }
 
 // written takes a write an event told of, at now. closes says whether the
@@ -376,13 +384,22 @@ func (w *readWait) fired(now time.Time) (Reason, readAfter) {
 	return w.why, t
 }
 
+// capAgain takes a read at the cap that found a writer at work on the
+// file, by the kernel's word: it is made again CapGap later, still as the
+// cap's (the wait keeps its start and what it heard), to fall between
+// writers rather than inside one.
+func (w *readWait) capAgain(now time.Time) {
+	w.state, w.deadline = waitQuiet, now.Add(CapGap)
+	w.capTries++
+}
+
 // stop ends any wait.
 func (w *readWait) stop() {
 	w.state, w.deadline = waitNone, time.Time{}
 }
 
 func (w *readWait) begin(at time.Time, why Reason, s waitState) {
-	w.start, w.why, w.state, w.carried, w.heard = at, why, s, false, false
+	w.start, w.why, w.state, w.carried, w.heard, w.capTries = at, why, s, false, false, 0
 }
 
 // pause is how long writes must pause for the wait to end: where closes

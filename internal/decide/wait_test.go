@@ -26,13 +26,13 @@ var waitTable = []struct {
 	from waitRow
 	to   [len(waitInputs)]string
 }{
-	{rowNone, [...]string{"quiet +100ms", "close +1s", "quiet +0s", "close +0s", "empty-open +10s", "stat-changed +100ms", "none -", "none -", "none -", "none -", "confirm +100ms", "none -", "none -", "close +25ms", "confirm +1s"}},
-	{rowConfirm, [...]string{"quiet +100ms", "close +1s", "quiet +100ms", "close +25ms", "empty-open +10s", "stat-changed +100ms", "confirm +90ms", "confirm +90ms", "confirm +90ms", "confirm +90ms", "confirm +90ms", "none -", "none -", "close +25ms", "confirm +1s"}},
-	{rowQuiet, [...]string{"quiet +100ms", "close +1s", "quiet +100ms", "close +25ms", "empty-open +10s", "quiet +90ms", "quiet +90ms", "none -", "quiet +90ms", "none -", "quiet +90ms", "quiet +90ms", "none -", "close +25ms", "quiet +90ms"}},
-	{rowStatChanged, [...]string{"quiet +100ms", "close +1s", "quiet +100ms", "close +25ms", "empty-open +10s", "stat-changed +90ms", "none -", "none -", "stat-changed +90ms", "none -", "stat-changed +90ms", "stat-changed +90ms", "none -", "close +25ms", "stat-changed +90ms"}},
-	{rowClose, [...]string{"close +1s", "close +1s", "quiet +1s", "close +1s", "empty-open +10s", "close +990ms", "close +990ms", "none -", "quiet +1s", "none -", "close +990ms", "close +990ms", "none -", "close +1s", "close +990ms"}},
-	{rowCloseUnheard, [...]string{"close +25ms", "close +1s", "quiet +100ms", "close +25ms", "empty-open +10s", "close +15ms", "close +15ms", "none -", "quiet +100ms", "none -", "close +15ms", "close +15ms", "none -", "close +25ms", "close +15ms"}},
-	{rowEmptyOpen, [...]string{"quiet +100ms", "close +1s", "quiet +100ms", "close +25ms", "empty-open +10s", "empty-open +9.99s", "empty-open +9.99s", "none -", "quiet +100ms", "none -", "empty-open +9.99s", "empty-open +9.99s", "none -", "close +25ms", "empty-open +9.99s"}},
+	{rowNone, [...]string{"quiet +100ms", "close +1s", "quiet +0s", "close +0s", "empty-open +10s", "stat-changed +100ms", "none -", "none -", "none -", "none -", "confirm +100ms", "none -", "none -", "close +25ms", "confirm +1s", "quiet +5ms"}},
+	{rowConfirm, [...]string{"quiet +100ms", "close +1s", "quiet +100ms", "close +25ms", "empty-open +10s", "stat-changed +100ms", "confirm +90ms", "confirm +90ms", "confirm +90ms", "confirm +90ms", "confirm +90ms", "none -", "none -", "close +25ms", "confirm +1s", "quiet +5ms"}},
+	{rowQuiet, [...]string{"quiet +100ms", "close +1s", "quiet +100ms", "close +25ms", "empty-open +10s", "quiet +90ms", "quiet +90ms", "none -", "quiet +90ms", "none -", "quiet +90ms", "quiet +90ms", "none -", "close +25ms", "quiet +90ms", "quiet +5ms"}},
+	{rowStatChanged, [...]string{"quiet +100ms", "close +1s", "quiet +100ms", "close +25ms", "empty-open +10s", "stat-changed +90ms", "none -", "none -", "stat-changed +90ms", "none -", "stat-changed +90ms", "stat-changed +90ms", "none -", "close +25ms", "stat-changed +90ms", "quiet +5ms"}},
+	{rowClose, [...]string{"close +1s", "close +1s", "quiet +1s", "close +1s", "empty-open +10s", "close +990ms", "close +990ms", "none -", "quiet +1s", "none -", "close +990ms", "close +990ms", "none -", "close +1s", "close +990ms", "quiet +5ms"}},
+	{rowCloseUnheard, [...]string{"close +25ms", "close +1s", "quiet +100ms", "close +25ms", "empty-open +10s", "close +15ms", "close +15ms", "none -", "quiet +100ms", "none -", "close +15ms", "close +15ms", "none -", "close +25ms", "close +15ms", "quiet +5ms"}},
+	{rowEmptyOpen, [...]string{"quiet +100ms", "close +1s", "quiet +100ms", "close +25ms", "empty-open +10s", "empty-open +9.99s", "empty-open +9.99s", "none -", "quiet +100ms", "none -", "empty-open +9.99s", "empty-open +9.99s", "none -", "close +25ms", "empty-open +9.99s", "quiet +5ms"}},
 }
 
 // waitInputs is everything a wait can take, in the table's order.
@@ -55,6 +55,7 @@ var waitInputs = [...]struct {
 	{"fired", func(w *readWait, now time.Time) { w.fired(now) }},
 	{"unheardWriter", func(w *readWait, now time.Time) { w.unheardWriter(ReasonEvent, now) }},
 	{"emptyClosed", func(w *readWait, now time.Time) { w.emptyClosed(ReasonWrite, now) }},
+	{"capAgain", func(w *readWait, now time.Time) { w.capAgain(now) }},
 }
 
 // waitRow is a state of the table, and how it was begun: a wait for a
