@@ -122,11 +122,13 @@ func (d *Decider) judgeRead(r *Read, o *readOrder, via fs.FileInfo, now time.Tim
 		o.fresh = true
 	}
 	d.last.readSig = r.Sig
-	counted := d.writer.counted
-	d.writer.counted = false
 	if r.Process {
-		return readRetried
+		return readRetried // made again as it was, counted kept
 	}
+	// A write heard since the close makes the writer a heard one, whose
+	// pause reads what it wrote so far (see write).
+	counted := d.writer.counted && !d.wait.heard
+	d.writer.counted = false
 	if d.wait.window > 0 && r.Err == nil {
 		switch r.Writers {
 		case WritersOpen:
@@ -152,7 +154,8 @@ func (d *Decider) judgeRead(r *Read, o *readOrder, via fs.FileInfo, now time.Tim
 // the one closing: Linux sends the close's event before it stops counting
 // the writer (__fput: fsnotify_close, then put_file_access), and a writer
 // preempted in between is counted for as long as it waits for a CPU. So
-// the kernel is asked again after UnheardWriterPause, not a writer's
+// the kernel is asked again a writer no event told of's pause later
+// (UnheardWriterPause, or the window if shorter), not a writer's
 // HeldOpenWindow later (counted): by then the closing writer is gone, and
 // a writer still counted at that read is another that holds the file,
 // most likely one that opened it before the first closed, and is waited

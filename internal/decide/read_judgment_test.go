@@ -2,7 +2,6 @@ package decide
 
 import (
 	"errors"
-	"strings"
 	"testing"
 	"time"
 
@@ -67,30 +66,30 @@ func TestReadOutcomesByTheKernelsWord(t *testing.T) {
 		r       Read
 		w       Writers
 		after   readAfter
-		counted bool // the read before was a close's, with a writer still counted
+		before  func(d *Decider) // the decider's state before the read, if not the test decider's
 		want    outcome
 		state   waitState
 		timeout time.Duration // the wait's deadline, from now; 0 for none
 	}{
-		{"held open, read at an event: its writer's to finish", ok, WritersOpen, afterEvent, false, readHeld, waitClose, HeldOpenWindow},
-		{"held open and empty: its writer's to write", empty, WritersOpen, afterEvent, false, readHeld, waitEmptyOpen, MaxWriterWait},
-		{"held open at a writer's close: most likely the closer, still counted; asked again soon", ok, WritersOpen, afterClose, false, readHeld, waitClose, UnheardWriterPause},
-		{"held open when asked again after a close: another writer holds it, awaited as one heard", ok, WritersOpen, afterPause, true, readHeld, waitClose, HeldOpenWindow},
-		{"held open and empty when asked again after a close: its writer's to write", empty, WritersOpen, afterPause, true, readHeld, waitEmptyOpen, MaxWriterWait},
-		{"no writer when asked again after a close: the closer is gone, read as it is", ok, WritersNone, afterPause, true, readAskQueue, waitNone, 0},
-		{"held open at a writer's pause: the file's times judge", ok, WritersOpen, afterPause, false, readAskQueue, waitNone, 0},
-		{"held open at the cap: made again a gap later, to fall between writers", ok, WritersOpen, afterCap, false, readHeld, waitQuiet, CapGap},
-		{"held open at the cap's last try: the read stands", ok, WritersOpen, afterCap, false, readBelieved, waitNone, 0},
-		{"no writer, read at an event: believed once no later writer began", ok, WritersNone, afterEvent, false, readAskQueue, waitNone, 0},
-		{"no writer, empty, at an event: confirmed first", empty, WritersNone, afterEvent, false, readHeld, waitConfirm, 100 * time.Millisecond},
-		{"no writer, empty, at a close: judged with the queue", empty, WritersNone, afterClose, false, readAskQueue, waitNone, 0},
-		{"no writer, cut short as it was read: read again", torn, WritersNone, afterEvent, false, readHeld, waitNone, 0},
+		{"held open, read at an event: its writer's to finish", ok, WritersOpen, afterEvent, nil, readHeld, waitClose, HeldOpenWindow},
+		{"held open and empty: its writer's to write", empty, WritersOpen, afterEvent, nil, readHeld, waitEmptyOpen, MaxWriterWait},
+		{"held open at a writer's close: most likely the closer, still counted; asked again soon", ok, WritersOpen, afterClose, nil, readHeld, waitClose, UnheardWriterPause},
+		{"held open when asked again after a close: another writer holds it, awaited as one heard", ok, WritersOpen, afterPause, countedAtAClose, readHeld, waitClose, HeldOpenWindow},
+		{"held open and empty when asked again after a close: its writer's to write", empty, WritersOpen, afterPause, countedAtAClose, readHeld, waitEmptyOpen, MaxWriterWait},
+		{"held open when asked again after a close, a write heard since: a heard writer's pause, judged by the file's times", ok, WritersOpen, afterPause, func(d *Decider) { countedAtAClose(d); d.wait.heard = true }, readAskQueue, waitNone, 0},
+		{"no writer when asked again after a close: the closer is gone, read as it is", ok, WritersNone, afterPause, countedAtAClose, readAskQueue, waitNone, 0},
+		{"held open at a writer's pause: the file's times judge", ok, WritersOpen, afterPause, nil, readAskQueue, waitNone, 0},
+		{"held open at the cap: made again a gap later, to fall between writers", ok, WritersOpen, afterCap, nil, readHeld, waitQuiet, CapGap},
+		{"held open at the cap's last try: the read stands", ok, WritersOpen, afterCap, atTheCapsLastTry, readBelieved, waitNone, 0},
+		{"no writer, read at an event: believed once no later writer began", ok, WritersNone, afterEvent, nil, readAskQueue, waitNone, 0},
+		{"no writer, empty, at an event: confirmed first", empty, WritersNone, afterEvent, nil, readHeld, waitConfirm, 100 * time.Millisecond},
+		{"no writer, empty, at a close: judged with the queue", empty, WritersNone, afterClose, nil, readAskQueue, waitNone, 0},
+		{"no writer, cut short as it was read: read again", torn, WritersNone, afterEvent, nil, readHeld, waitNone, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := testDecider(linux)
-			d.writer.counted = c.counted
-			if strings.Contains(c.name, "last try") {
-				d.wait.capTries = capAgainTries
+			if c.before != nil {
+				c.before(d)
 			}
 			r := withWriters(c.r, c.w)
 			o := readOrder{why: ReasonEvent, after: c.after}
@@ -104,6 +103,14 @@ func TestReadOutcomesByTheKernelsWord(t *testing.T) {
 		})
 	}
 }
+
+// countedAtAClose is a decider whose read at a writer's close found a
+// writer still counted.
+func countedAtAClose(d *Decider) { d.writer.counted = true }
+
+// atTheCapsLastTry is a decider whose cap's reads all fell inside a
+// writer.
+func atTheCapsLastTry(d *Decider) { d.wait.capTries = capAgainTries }
 
 // The events queued at a read say whether it is believed: not if a later
 // writer began, unless writers have held reads back for the cap.

@@ -385,9 +385,12 @@ func (w *readWait) fired(now time.Time) (Reason, readAfter) {
 }
 
 // capAgain takes a read at the cap that found a writer at work on the
-// file, by the kernel's word: it is made again CapGap later, still as the
-// cap's (the wait keeps its start and what it heard), to fall between
-// writers rather than inside one.
+// file, by the kernel's word: it is made again CapGap later, to fall
+// between writers rather than inside one. The wait keeps its start and
+// what it heard, and waits as a quiet one: it fires as the cap's again
+// after a quiet or heard writer's wait, whose caps a quiet one shares (a
+// wait for a writer no event told of, with a shorter cap, never reaches
+// its own: each write heard makes it a heard one).
 func (w *readWait) capAgain(now time.Time) {
 	w.state, w.deadline = waitQuiet, now.Add(CapGap)
 	w.capTries++

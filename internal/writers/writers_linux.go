@@ -36,8 +36,9 @@ func Hold(fd int) (Answer, error) {
 		return Unknown, ErrElsewhere
 	}
 	for {
-		// A raw call: it is not handed to the scheduler on its way in or
-		// out, which could keep writers waiting on the lease.
+		// A raw call: On takes and lets go of the lease with nothing in
+		// between that the scheduler could hand off (Hold's read between
+		// the two is an ordinary one).
 		_, _, e := unix.RawSyscall(unix.SYS_FCNTL, uintptr(fd), unix.F_SETLEASE, unix.F_RDLCK)
 		switch e {
 		case 0:
