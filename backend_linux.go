@@ -24,7 +24,9 @@ func newDefaultBackend(h handler) (backend, error) { return newInotifyBackend(h)
 // inotifyMask is what a watch asks the kernel for: for its own move or
 // deletion, a directory's entries appearing and going, in-place writes,
 // the close that ends them and metadata (the watched file's, or a
-// directory's entries'), as report asks. The kernel then wakes the reader
+// directory's entries'), and a file's opens and its readers' closes (who
+// holds it open: the decider counts them), as report asks. The kernel
+// then wakes the reader
 // for nothing else that happens where the path goes: appends to a log
 // beside the config, files made and removed in /tmp. Symlinks are not
 // followed: the watch loop resolves them itself and watches what they lead
@@ -44,6 +46,9 @@ func inotifyMask(report decide.WatchKind) uint32 {
 	}
 	if report&decide.WatchCloses != 0 {
 		mask |= unix.IN_CLOSE_WRITE
+	}
+	if report&decide.WatchOpens != 0 {
+		mask |= unix.IN_OPEN | unix.IN_CLOSE_NOWRITE
 	}
 	return mask
 }
@@ -177,7 +182,7 @@ func (b *inotifyBackend) handOnLocked(n int) {
 }
 
 func (b *inotifyBackend) Caps() decide.Caps {
-	return decide.Caps{Closes: true, Ancestors: true, Files: true}
+	return decide.Caps{Closes: true, Ancestors: true, Files: true, Opens: true}
 }
 
 // Inode names the inode of the watch id from the kernel's account of the
@@ -409,6 +414,12 @@ func inotifyOp(mask uint32) decide.Op {
 	}
 	if mask&unix.IN_IGNORED != 0 {
 		o |= decide.OpDropped
+	}
+	if mask&unix.IN_OPEN != 0 {
+		o |= decide.OpOpen
+	}
+	if mask&unix.IN_CLOSE_NOWRITE != 0 {
+		o |= decide.OpCloseNoWrite
 	}
 	return o
 }

@@ -23,7 +23,9 @@ type content struct {
 	info    fs.FileInfo       // a file's fstat
 	mtime   time.Time         // the file's modification time; a set's newest
 	torn    bool              // a file cut short as it was read: a writer is at work
-	writers decide.Writers    // whether anyone held it open for writing as it was read, if the kernel said
+	writers decide.Writers    // whether anyone held it open for writing as it was read, if the kernel was asked and said
+	stamp   decide.Stamp      // the file's stamp once it was read (stampOf); a set's, of all its files
+	fine    bool              // the filesystem gives every change a change time of its own
 }
 
 // member is one file of a set, as read.
@@ -70,6 +72,7 @@ func (r *reading) facts(subj subject) decide.Read {
 	d.Empty, d.Size, d.Torn = subj.empty(&r.c), int64(r.c.size()), r.c.torn
 	d.Info, d.Sig, d.ModTime = r.c.info, r.c.sig, r.c.mtime
 	d.Volume, d.Swapped, d.Writers = r.c.vol != "", r.c.swapped, r.c.writers
+	d.Stamp, d.FineTimes = r.c.stamp, r.c.fine
 	if d.Volume && d.Swapped.IsZero() {
 		if link, err := os.Lstat(filepath.Join(r.c.vol, dataLink)); err == nil {
 			d.Swapped = link.ModTime()

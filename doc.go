@@ -70,12 +70,18 @@
 // has gone a second without a write, and again at its close if that
 // changed anything: one that pauses mid-write longer than that, holding
 // the file open, is read half done there, and delivered whole at its close
-// (koanf's stock provider reads at every write). On Linux each read also
-// asks the kernel whether anyone holds the file open for writing (a read
-// lease, taken before the read and let go after it, so that the answer is
-// of what was read; the kernel answers the file's owner and
-// root, on a local filesystem): a writer no event told of, that opened the file before the path
-// led to it, is then waited for as any other. Where the kernel does not
+// (koanf's stock provider reads at every write). On Linux the watch knows
+// who holds the file open for writing, and never makes a writer wait on
+// it: the file's own watch reports every open and close of the file, which
+// the watch counts from a moment the kernel said no writer held it (a read
+// lease, taken and let go at once), so that a read right after a writer's
+// close needs nothing more; a file new to the watch is asked of as it is
+// read (the lease let go at once, its change time, fine-grained since
+// Linux 6.13 on ext4, xfs, btrfs and tmpfs, telling a writer that began
+// meanwhile; held through the read elsewhere). The kernel answers the
+// file's owner and root, on a local filesystem: a writer no event told
+// of, that opened the file before the path led to it, is then waited for
+// as any other. Where the kernel does not
 // report the close (off Linux, when polling), the file is read once it has
 // gone a quiet window ([WithQuietWindow]) without a write. On Linux, every
 // directory the path goes through is watched, and the file itself, each

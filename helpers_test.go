@@ -380,7 +380,7 @@ func hubCaps(t *testing.T) decide.Caps {
 func needCaps(t *testing.T, want decide.Caps, what string) {
 	t.Helper()
 	got := hubCaps(t)
-	if (want.Closes && !got.Closes) || (want.Ancestors && !got.Ancestors) || (want.Files && !got.Files) {
+	if (want.Closes && !got.Closes) || (want.Ancestors && !got.Ancestors) || (want.Files && !got.Files) || (want.Opens && !got.Opens) {
 		t.Skipf("the backend cannot see %s", what)
 	}
 }

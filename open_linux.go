@@ -108,3 +108,12 @@ func (i *statInfo) Mode() fs.FileMode {
 	}
 	return m
 }
+
+// changeTime is the file's change time (ctime), in nanoseconds, as a stat
+// on Linux gives it; zero if it has none.
+func changeTime(info fs.FileInfo) int64 {
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		return st.Ctim.Nano()
+	}
+	return 0
+}

@@ -542,3 +542,39 @@ func TestAWriterHoldingTheFileOpenIsStillReadWithinTheWindow(t *testing.T) {
 	assert.Equal(t, []string{data, "sentinel\n"}, r.contents())
 	assert.Empty(t, r.errs())
 }
+
+// A file whose openers the watch counts is removed and made again by a
+// producer that pauses mid-write (rm config.yaml; slow-producer >
+// config.yaml), right after an in-place write: the count is of the old
+// file, and says nothing of the new one's writer. The new file is read
+// asking the kernel, and its half is never delivered.
+func TestAFileMadeAgainUnderACountedWatchIsNeverDeliveredHalfDone(t *testing.T) {
+	t.Parallel() // its pauses take most of a second: they run beside the others
+	needCaps(t, decide.Caps{Opens: true}, "a file's opens")
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	write(t, path, "v: 0\n")
+	if !kernelTellsWriters(t) {
+		t.Skip("the kernel does not say who holds a file open for writing here")
+	}
+	_, r := watchedByEvents(t, path, WithLogger(testLogger(t)))
+	done := newFinished()
+	for i := 1; i <= 3; i++ {
+		in := fmt.Sprintf("v: %d-in-place\n", i)
+		done.add(in)
+		write(t, path, in) // the count of its openers begins, or goes on
+		data := roundContent(i)
+		half := len(data) / 2
+		done.add(data)
+		require.NoError(t, os.Remove(path))
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		require.NoError(t, err)
+		_, err = f.WriteString(data[:half])
+		require.NoError(t, err)
+		time.Sleep(300 * time.Millisecond) // well within decide.HeldOpenWindow
+		_, err = f.WriteString(data[half:])
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+		r.waitContent(t, data)
+	}
+	done.check(t, r) // never the empty file, never a part
+}

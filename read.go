@@ -2,8 +2,10 @@ package file
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"io/fs"
 	"os"
@@ -22,23 +24,20 @@ type readable interface {
 // path the user gave). It opens without blocking and checks the open file
 // before reading a byte, so a named pipe cannot hang it and a device cannot
 // feed it forever; it never reads more than limit+1 bytes, so a file that
-// grows while being read cannot exhaust memory. With probe, it asks the
-// kernel, before it reads, whether anyone holds the file open for writing,
-// and where no one does keeps writers out until it has read
-// (holdAgainstWriters): a writer that finished between a read and the
-// question would pass a half for the file. The descriptor's close lets
-// them in on the early returns.
-func readFile(abs, name string, limit int64, probe bool) (content, error) {
+// grows while being read cannot exhaust memory.
+//
+// It stamps the file (stampOf) as it opened it and once it has read it.
+// With ask, it asks the kernel before the read whether anyone holds the
+// file open for writing (askWriters): where no one does and the stamps
+// are alike, on a filesystem whose change times tell every change (fine),
+// no writer was at work on what was read. Without, the decider judges the
+// writers by what the file's own watch told of them, and by the stamps.
+func readFile(abs, name string, limit int64, ask bool) (content, error) {
 	fd, err := openToRead(abs)
 	if err != nil {
 		return content{}, renamePath(err, name)
 	}
 	defer fd.Close()
-	writers := decide.WritersUnknown
-	if probe {
-		writers = holdAgainstWriters(fd)
-	}
-
 	info, err := fd.Stat()
 	if err != nil {
 		return content{}, renamePath(err, name)
@@ -49,8 +48,10 @@ func readFile(abs, name string, limit int64, probe bool) (content, error) {
 	if info.Size() > limit {
 		return content{}, tooLarge(name, info.Size(), limit)
 	}
+	w := askWriters(fd, ask)
 	data, err := readAtMost(fd, info.Size(), limit)
-	if writers == decide.WritersNone {
+	after, aerr := fd.Stat()
+	if w.held {
 		releaseWriters(fd)
 	}
 	if err != nil {
@@ -59,10 +60,20 @@ func readFile(abs, name string, limit int64, probe bool) (content, error) {
 	if int64(len(data)) > limit {
 		return content{}, tooLarge(name, int64(len(data)), limit)
 	}
+	if aerr != nil {
+		after = info
+	}
+	stamp := stampOf(after)
+	if w.answer == decide.WritersNone && w.fine && stamp != stampOf(info) {
+		// No one held the file when asked, and someone changed it as it
+		// was read: a writer that opened it since is at work.
+		w.answer = decide.WritersOpen
+	}
 	// Fewer bytes than fstat said: the file was cut short as it was read,
 	// by a writer's truncation.
 	torn := info.Size() > 0 && int64(len(data)) < info.Size()
-	return content{data: data, sum: sha256.Sum256(data), info: info, mtime: info.ModTime(), torn: torn, writers: writers}, nil
+	return content{data: data, sum: sha256.Sum256(data), info: info, mtime: info.ModTime(), torn: torn,
+		writers: w.answer, stamp: stamp, fine: w.fine}, nil
 }
 
 // readAtMost reads r to its end, or until it has read limit+1 bytes, which
@@ -96,6 +107,27 @@ func readAtMost(r io.Reader, size, limit int64) ([]byte, error) {
 		}
 	}
 	return data, nil
+}
+
+// stampOf sums up what a change to a file changes of its stat: its
+// identity, size, and modification and change times. Two stamps alike, the
+// second taken after the first, on a filesystem that gives every change
+// made after a stat a change time of its own, say that nothing changed the
+// file between them.
+func stampOf(info fs.FileInfo) decide.Stamp {
+	h := fnv.New64a()
+	var b [8]byte
+	put := func(v uint64) {
+		binary.LittleEndian.PutUint64(b[:], v)
+		h.Write(b[:])
+	}
+	dev, ino := fileID(info)
+	put(dev)
+	put(ino)
+	put(uint64(info.Size()))
+	put(uint64(info.ModTime().UnixNano()))
+	put(uint64(changeTime(info)))
+	return decide.Stamp(h.Sum64() | 1) // never zero: zero means no stamp
 }
 
 // sameFile reports whether two stats are of one file: by device and inode

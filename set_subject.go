@@ -250,6 +250,10 @@ func (s *setSubject) readAt(p place, why decide.Reason, probe bool) reading {
 	return reading{why: why, c: out}
 }
 
+// stamp is zero: a set's reads are judged with the events queued after
+// them (decide's vouched), not by stamps.
+func (s *setSubject) stamp() decide.Stamp { return 0 }
+
 func (s *setSubject) stat() decide.Signature {
 	c := chain.Resolve(s.abs, nil)
 	p, err := s.locate(&c)

@@ -33,6 +33,9 @@ type subject interface {
 	// stat sums up the stat of everything read, for the cheap re-check: a
 	// change of content that leaves it alike is not looked for.
 	stat() decide.Signature
+	// stamp is the stamp of the one file the subject reads, where the path
+	// leads now (stampOf); zero for a set, or if it cannot be stat'ed.
+	stamp() decide.Stamp
 	// empty reports whether what a read found is nothing: an empty file,
 	// a set with no files.
 	empty(c *content) bool
@@ -240,6 +243,14 @@ func (f *fileSubject) stat() decide.Signature {
 		return 0
 	}
 	return signOf(0, "", info)
+}
+
+func (f *fileSubject) stamp() decide.Stamp {
+	info, err := os.Stat(f.abs)
+	if err != nil {
+		return 0
+	}
+	return stampOf(info)
 }
 
 func (f *fileSubject) paths() []string { return []string{f.abs} }

@@ -266,13 +266,18 @@ func (l *watchLoop) carryOut(d decide.Decision) error {
 			if a.Via {
 				via = &l.res
 			}
-			l.read = l.t.subj.read(a.Why, via, l.t.opts.probeWriters)
+			l.read = l.t.subj.read(a.Why, via, a.Ask && l.t.opts.probeWriters)
 			d = l.d.Read(l.read.facts(l.t.subj), time.Now())
 		case decide.TakeQueue:
+			var st decide.Stamp
+			if a.StampFirst {
+				st = l.t.subj.stamp()
+			}
 			q, closed := l.takeQueue(a.AwaitTruncation)
 			if closed {
 				return errEventsClosed
 			}
+			q.Stamp = st
 			d = l.d.Queue(q, now)
 		case decide.AddWatch:
 			d = l.d.Added(l.add(a.Path, a.Report), now)

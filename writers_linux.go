@@ -2,9 +2,10 @@ package file
 
 import (
 	"io/fs"
-	"time"
+	"sync/atomic"
 
 	"github.com/keepwatch/file/internal/decide"
+	"github.com/keepwatch/file/internal/fsinfo"
 	"github.com/keepwatch/file/internal/writers"
 )
 
@@ -34,40 +35,39 @@ func writersOf(path string, want fs.FileInfo) decide.Writers {
 	return writersOn(f.(*rawFile).fd)
 }
 
-// gapWait is how long holdAgainstWriters asks again while a writer holds
-// the file: writers one after another (os.WriteFile in a loop, a writer's
-// close before the next one's open) leave gaps of a few microseconds,
-// and the lease taken in one keeps the next writer out until the file is
-// read, so that the read is of one writer's whole work. A writer that
-// holds the file open longer is told of as one (and the closing writer
-// Linux still counts a moment after its close's event is gone by then).
-const gapWait = 200 * time.Microsecond
+// kernelAsked counts the reads that asked the kernel of a file's writers,
+// each with a lease, however brief: for the tests, which hold the watch to
+// asking none while a file's own watch tells who holds it open.
+var kernelAsked atomic.Int64
 
-// holdAgainstWriters asks the kernel about the writers of the file r, open
-// for reading, before it is read; where there are none, it keeps them out
-// until releaseWriters (or r's close), so that the answer is of what is
-// read (internal/writers.Hold). While a writer holds it, it asks again
-// for up to gapWait.
-func holdAgainstWriters(r readable) decide.Writers {
-	f, ok := r.(*rawFile)
-	if !ok {
-		return decide.WritersUnknown
-	}
-	var deadline time.Time
-	for {
-		a, _ := writers.Hold(f.fd)
-		if a != writers.Open {
-			return answers[a]
-		}
-		if deadline.IsZero() {
-			deadline = time.Now().Add(gapWait)
-		} else if time.Now().After(deadline) {
-			return decide.WritersOpen
-		}
-	}
+// askedWriters is what a read asked the kernel of the file's writers, and
+// how far the answer goes.
+type askedWriters struct {
+	answer decide.Writers
+	held   bool // the lease is held until releaseWriters: no writer gets in before the read is done
+	fine   bool // the filesystem gives every change a change time of its own: stamps tell a change as the file was read
 }
 
-// releaseWriters lets the writers holdAgainstWriters kept out of r in.
+// askWriters asks the kernel, if ask, whether anyone holds the file r,
+// open for reading, open for writing, before it is read
+// (internal/writers.Ask): where the filesystem's change times tell every
+// change, the lease is let go at once, and the read's stamps tell a writer
+// that began meanwhile; elsewhere it is held until releaseWriters (or
+// r's close). Without ask, it only says whether the change times tell.
+func askWriters(r readable, ask bool) askedWriters {
+	f, ok := r.(*rawFile)
+	switch {
+	case !ok:
+		return askedWriters{}
+	case !ask:
+		return askedWriters{fine: fsinfo.FineTimesAt(f.fd)}
+	}
+	kernelAsked.Add(1)
+	p := writers.Ask(f.fd)
+	return askedWriters{answer: answers[p.Answer], held: p.Held, fine: p.Fine}
+}
+
+// releaseWriters lets the writers askWriters kept out of r in.
 func releaseWriters(r readable) {
 	if f, ok := r.(*rawFile); ok {
 		writers.Release(f.fd)

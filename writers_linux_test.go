@@ -201,7 +201,11 @@ func TestWhereTheKernelSaysWhoWritesTheDirectoryReportsNoCloses(t *testing.T) {
 	replace(t, path, "v2\n")
 	r.waitContent(t, "v2\n") // read after the first read's watches were added
 	assert.Equal(t, decide.WatchSelf|decide.WatchNames, added(dir), "the directory: its names, and itself")
-	assert.Equal(t, decide.WatchSelf|decide.WatchContent, added(path), "the file: its content, and itself")
+	want := decide.WatchSelf | decide.WatchContent
+	if hubCaps(t).Opens {
+		want |= decide.WatchOpens // who holds it open, counted: see decide's openers
+	}
+	assert.Equal(t, want, added(path), "the file: its content, its opens, and itself")
 }
 
 // The kernel has no inotify watch left for the file by itself (another
@@ -249,4 +253,31 @@ func (n filesRefused) Add(path string, report decide.WatchKind) (int, error) {
 		return 0, syscall.ENOSPC
 	}
 	return n.addsRecorded.Add(path, report)
+}
+
+// Where the file's own watch tells who opens and closes it, rewriting the
+// file in place asks the kernel nothing once the count of its openers has
+// begun (at the first read with the watch in place): no read takes a
+// lease, so no writer's open waits on one, even while this process is
+// stopped. Each rewrite is still delivered, whole.
+func TestInPlaceRewritesOfAFileWhoseOpensAreToldTakeNoLease(t *testing.T) {
+	needCaps(t, decide.Caps{Opens: true}, "a file's opens")
+	path := filepath.Join(realTempDir(t), "config.yaml")
+	write(t, path, "v0\n")
+	info, err := os.Stat(path)
+	require.NoError(t, err)
+	if writersOf(path, info) == decide.WritersUnknown {
+		t.Skip("the kernel does not say who holds a file open for writing here")
+	}
+	_, r := watchedByEvents(t, path)
+	write(t, path, "v1\n")
+	r.waitContent(t, "v1\n")
+	asked := kernelAsked.Load()
+	for i := 2; i <= 30; i++ {
+		want := fmt.Sprintf("v%d\n", i)
+		write(t, path, want)
+		r.waitContent(t, want)
+	}
+	assert.Equal(t, asked, kernelAsked.Load(), "reads that asked the kernel, with a lease, after the count began")
+	assert.Len(t, r.contents(), 30, "every rewrite delivered once: %s", r)
 }

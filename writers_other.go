@@ -11,9 +11,17 @@ import (
 // writersOf says nothing of writers here: only Linux's leases tell.
 func writersOf(string, fs.FileInfo) decide.Writers { return decide.WritersUnknown }
 
-// holdAgainstWriters says nothing of writers here: only Linux's leases
-// tell.
-func holdAgainstWriters(readable) decide.Writers { return decide.WritersUnknown }
+// askedWriters is what a read asked the kernel of the file's writers:
+// here, nothing.
+type askedWriters struct {
+	answer decide.Writers
+	held   bool
+	fine   bool
+}
+
+// askWriters says nothing of writers here: only Linux's leases tell, and
+// only its change times tell every change.
+func askWriters(readable, bool) askedWriters { return askedWriters{} }
 
 // releaseWriters has nothing to release here.
 func releaseWriters(readable) {}

@@ -16,9 +16,13 @@ import (
 )
 
 // A read the kernel says no writer held the file through is of the file
-// whole: a writer that finishes between the read and the kernel's answer
-// must not make a half it left behind pass for the file's content. A
-// writer rewrites the file in two halves, over and over, while it is read.
+// whole: asked before the read and let go at once, where the file's change
+// times tell every change (the stamps taken at the open and after the read
+// then tell a writer that began meanwhile), or held through the read
+// elsewhere. A writer that finishes between the question and the end of
+// the read must not make a half it left behind pass for the file's
+// content. A writer rewrites the file in two halves, over and over, while
+// it is read.
 func TestAReadNoWriterHeldIsWhole(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	whole := bytes.Repeat([]byte("x"), 4096)

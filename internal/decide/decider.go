@@ -40,18 +40,19 @@ type Config struct {
 type phase uint8
 
 const (
-	idle        phase = iota
-	resolving         // a refresh's Resolve: Resolved
-	settling          // a Resolve while the path is watched until it holds still: Resolved
-	reading           // ReadNow: Read
-	queueing          // TakeQueue: Queue
-	adding            // AddWatch: Added
-	checking          // Check: Checked
-	addingOwn         // AddOwnWatch: OwnWatchAdded
-	askingInode       // AskInode: InodeOf
+	idle          phase = iota
+	resolving           // a refresh's Resolve: Resolved
+	settling            // a Resolve while the path is watched until it holds still: Resolved
+	reading             // ReadNow: Read
+	queueing            // TakeQueue after a read: Queue
+	queueingFirst       // TakeQueue before a read, with the subject's stamp: Queue
+	adding              // AddWatch: Added
+	checking            // Check: Checked
+	addingOwn           // AddOwnWatch: OwnWatchAdded
+	askingInode         // AskInode: InodeOf
 )
 
-var phaseNames = [...]string{"idle", "resolving", "settling", "reading", "queueing", "adding", "checking", "adding own watch", "asking inode"}
+var phaseNames = [...]string{"idle", "resolving", "settling", "reading", "queueing", "queueing first", "adding", "checking", "adding own watch", "asking inode"}
 
 func (p phase) String() string { return phaseNames[p] }
 
@@ -82,6 +83,7 @@ type Decider struct {
 	wait    readWait
 	last    lastRead
 	writer  awaitedWriter
+	openers openers
 	pending pending
 	watches watchSet
 	retry   readRetry
@@ -97,6 +99,8 @@ type Decider struct {
 	// The procedure under way, where it is not idle.
 	order       readOrder // the read asked for
 	readVia     bool      // it goes through the last resolution
+	readAsked   bool      // it asks the kernel of the file's writers
+	stampBefore Stamp     // the subject's stamp, taken before the queue taken right before the read; zero if none
 	readFor     readFor
 	readAll     bool // a refresh's read, after which every watch is added again
 	queuedRead  Read // the read whose queue is taken
@@ -163,7 +167,7 @@ func (d *Decider) Open(now time.Time) Decision {
 func (d *Decider) Start(r Read, now time.Time) Decision {
 	d.begin(idle)
 	d.order = readOrder{why: r.Why, after: afterEvent, fresh: r.Why == ReasonRestart}
-	d.readVia, d.readFor = false, readForStart
+	d.readVia, d.readFor, d.readAsked, d.stampBefore = false, readForStart, true, 0
 	d.judgeReadNow(r, now)
 	return d.end(now)
 }
@@ -255,17 +259,33 @@ func (d *Decider) Read(r Read, now time.Time) Decision {
 
 // Queue is the events the kernel queued by the time of a read, and those
 // that came while they were taken, each lot with facts gathered once it
-// was taken: the outcome of TakeQueue.
+// was taken: the outcome of TakeQueue. Stamp is the subject's stamp, taken
+// before the queue, where TakeQueue asked for it first.
 type Queue struct {
 	Queued      []Event
 	QueuedFacts Facts
 	Late        []Event
 	LateFacts   Facts
+	Stamp       Stamp
 }
 
 // Queue takes the events TakeQueue asked for. None of them is to be
 // handed in again.
 func (d *Decider) Queue(q Queue, now time.Time) Decision {
+	if d.phase == queueingFirst {
+		d.begin(queueingFirst)
+		d.queueTaken(&q, now)
+		if _, ok := d.wait.mayRead(d.order.why, d.order.after, false); !ok {
+			// A writer the queue told of is at work: its close, or the
+			// wait's end, reads.
+			d.judgedEvents()
+			d.readDone(now)
+			return d.end(now)
+		}
+		d.stampBefore = q.Stamp
+		d.askRead(false)
+		return d.end(now)
+	}
 	d.begin(queueing)
 	v := d.laterWriter(&d.queuedRead, &q, now)
 	if v == readBelieved {

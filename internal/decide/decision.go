@@ -76,14 +76,22 @@ type Action struct {
 	FromRoot bool
 	Touched  map[string]bool
 	StatFile bool
-	// ReadNow: why, and whether the read goes through the last
-	// resolution (its payload, its file) or resolves for itself.
+	// ReadNow: why, whether the read goes through the last resolution
+	// (its payload, its file) or resolves for itself, and whether it asks
+	// the kernel, before it reads, whether anyone holds the file open for
+	// writing (a lease, let go at once where the filesystem's change times
+	// tell every change; see Read.Writers). Without Ask, the file's own
+	// watch has told who holds it open (see openers).
 	Why Reason
 	Via bool
+	Ask bool
 	// TakeQueue: first wait out a truncation under way of the subject's
 	// files (a read that found nothing: the next writer's O_TRUNC may not
-	// have queued its event yet).
+	// have queued its event yet); or first stamp the subject (StampFirst:
+	// Queue.Stamp), the queue being taken right before a read, which the
+	// stamp is compared with.
 	AwaitTruncation bool
+	StampFirst      bool
 	// AddWatch, AddOwnWatch: the path to watch, and what its watch is to
 	// report (AddOwnWatch: a file's writes, closes, attributes and its own
 	// end); AddOwnWatch: File is the file it is to be the watch of.

@@ -8,18 +8,20 @@ import "strings"
 type Op uint16
 
 const (
-	OpCreate  Op = 1 << iota // an entry appeared: created, moved in, linked
-	OpRemove                 // an entry went (deleted, moved away), or the watched inode itself did
-	OpWrite                  // the file was written in place
-	OpClose                  // a writer closed the file: its writes are done
-	OpAttrib                 // metadata changed: mode, times, owner, link count
-	OpRescan                 // events were lost, or something changed that no event reports (a mount): look at everything again
-	OpDropped                // the kernel dropped the watch; backends only: the loop is told OpRemove|OpGone
-	OpMade                   // with OpCreate: the entry was created there, not moved in, so that its creator may still be writing it; only where closes are reported
-	OpGone                   // with OpRemove, on a watch of the inode itself: the inode is gone for good (deleted, or its filesystem unmounted), not moved
+	OpCreate       Op = 1 << iota // an entry appeared: created, moved in, linked
+	OpRemove                      // an entry went (deleted, moved away), or the watched inode itself did
+	OpWrite                       // the file was written in place
+	OpClose                       // a writer closed the file: its writes are done
+	OpAttrib                      // metadata changed: mode, times, owner, link count
+	OpRescan                      // events were lost, or something changed that no event reports (a mount): look at everything again
+	OpDropped                     // the kernel dropped the watch; backends only: the loop is told OpRemove|OpGone
+	OpMade                        // with OpCreate: the entry was created there, not moved in, so that its creator may still be writing it; only where closes are reported
+	OpGone                        // with OpRemove, on a watch of the inode itself: the inode is gone for good (deleted, or its filesystem unmounted), not moved
+	OpOpen                        // on a file's own watch (WatchOpens): a process opened the file, to read or to write
+	OpCloseNoWrite                // on a file's own watch (WatchOpens): a process that opened the file only to read it closed it
 )
 
-var opNames = [...]string{"create", "remove", "write", "close", "attrib", "rescan", "dropped", "made", "gone"}
+var opNames = [...]string{"create", "remove", "write", "close", "attrib", "rescan", "dropped", "made", "gone", "open", "close-nowrite"}
 
 // String names an op's bits, joined by |.
 func (o Op) String() string {
@@ -61,6 +63,10 @@ type Caps struct {
 	// Files: it can watch a file's own inode, which sees writes made
 	// through any of its names.
 	Files bool
+	// Opens: a file's own watch can report every open of the file and
+	// every close of a reader (WatchOpens), so that, with its writers'
+	// closes, it tells who holds the file open.
+	Opens bool
 }
 
 // WatchedInode is what a notifier can say of the inode a watch is of: its
@@ -89,6 +95,9 @@ const (
 	// WatchCloses: the closes of a directory's entries' writers, and
 	// nothing else of their content.
 	WatchCloses
+	// WatchOpens: the watched file's opens, and its readers' closes:
+	// with its writers' closes (WatchContent), who holds it open.
+	WatchOpens
 )
 
 // Kinds a path is watched with.
@@ -96,10 +105,10 @@ const (
 	watchAncestor = WatchSelf                             // a plain directory on the way: only its own move tells
 	watchDir      = WatchSelf | WatchNames                // a directory whose entries the path depends on
 	watchDirFiles = WatchSelf | WatchNames | WatchContent // and whose files are not watched by themselves
-	watchFile     = WatchSelf | WatchContent              // the file itself
+	watchFile     = WatchSelf | WatchContent              // the file itself (and its opens, where the notifier reports them)
 )
 
-var watchKindNames = [...]string{"self", "names", "content", "closes"}
+var watchKindNames = [...]string{"self", "names", "content", "closes", "opens"}
 
 // String names a kind's bits, joined by |.
 func (k WatchKind) String() string {

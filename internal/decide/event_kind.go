@@ -32,7 +32,11 @@ func (d *Decider) takeEvent(ev Event, f *Facts, now time.Time) eventKind {
 	if ev.Has(OpRescan) {
 		d.pending.lost()
 		d.wait.closeLost(now) // a writer's close may have been lost: wait for quiet
+		d.openers.forget()    // and an open or a close: the count is off
 		return eventLook
+	}
+	if d.openers.take(ev) {
+		return eventIgnored // an open, or a reader's close: counted, and nothing else
 	}
 	name := ev.Name
 	waiting := d.wait.blocksReads()

@@ -55,6 +55,9 @@ const (
 var (
 	t0    = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	linux = Caps{Closes: true, Ancestors: true, Files: true}
+	// counting is Linux's inotify, with the file's opens reported (the
+	// backend's own caps).
+	counting = Caps{Closes: true, Ancestors: true, Files: true, Opens: true}
 	// the file the test decider read last: inode 10, 3 bytes, written an
 	// hour before t0.
 	readFile = fakeFile{ino: 10, size: 3, mtime: t0.Add(-time.Hour)}
@@ -95,6 +98,13 @@ func withWriters(r Read, w Writers) Read {
 	return r
 }
 
+// stamped is r, with the file's stamp once read, on a filesystem whose
+// change times tell every change.
+func stamped(r Read, st Stamp) Read {
+	r.Stamp, r.FineTimes = st, true
+	return r
+}
+
 // testDecider is a decider of /etc/app/config.yaml (caps c) whose loop is
 // open and has read the file once (sig 7), with its directory and the file
 // watched by itself where c allows (watches 1 and 2).
@@ -108,6 +118,9 @@ func testDecider(c Caps) *Decider {
 	d.watches.watched[dir], d.watches.ids[dir] = watchDir|WatchCloses, 1
 	if c.Files {
 		d.watches.watched[path], d.watches.ids[path], d.watches.fileOf[path] = watchFile, 2, readFile
+		if c.Opens {
+			d.watches.watched[path] |= WatchOpens
+		}
 	}
 	return d
 }
@@ -152,6 +165,9 @@ func action(a Action) string {
 		}
 		return "resolve"
 	case ReadNow:
+		if !a.Ask {
+			return "read " + a.Why.String() + ", counted" // the kernel is not asked: see openers
+		}
 		return "read " + a.Why.String()
 	case AddWatch:
 		return "add " + a.Path + " (" + a.Report.String() + ")"
@@ -164,6 +180,9 @@ func action(a Action) string {
 	case TakeQueue:
 		if a.AwaitTruncation {
 			return "take queue after truncation"
+		}
+		if a.StampFirst {
+			return "stamp, take queue"
 		}
 	}
 	return a.Kind.String()

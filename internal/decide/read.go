@@ -41,10 +41,19 @@ type Read struct {
 	Volume  bool
 	Swapped time.Time
 	// Writers is what the kernel said of those who hold the file open for
-	// writing, asked before the read and, if none did, held to through it
-	// (no writer could open it meanwhile); WritersUnknown where it does
-	// not say.
+	// writing, where the read asked (Action.Ask): asked before the read,
+	// and none only if none held it then and none changed it as it was read
+	// (the stamps taken as it was opened and once it was read are alike,
+	// where the filesystem's change times tell every change; elsewhere the
+	// lease was held through the read). WritersUnknown where it was not
+	// asked, or does not say.
 	Writers Writers
+	// Stamp is the file's stamp once it was read; FineTimes says that its
+	// filesystem gives every change made after a stat a change time of its
+	// own, so that a stamp taken before the read and alike says nothing
+	// changed the file in between.
+	Stamp     Stamp
+	FineTimes bool
 }
 
 // Writers is what the kernel says of a file's writers: whether anyone
@@ -87,3 +96,10 @@ func (r *Read) writtenWithin(d time.Duration, now time.Time) bool {
 
 // Signature sums up stats: alike stats, alike signatures; zero is no stat.
 type Signature uint64
+
+// Stamp sums up what a change to a file changes of its stat: its
+// identity, size, and modification and change times; zero is no stamp.
+// Where the filesystem gives every change made after a stat a change time
+// of its own (Read.FineTimes), two stamps alike, the second taken after the
+// first, say that nothing changed the file between them.
+type Stamp uint64

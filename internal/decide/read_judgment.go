@@ -114,7 +114,7 @@ func (d *Decider) refreshing(why Reason, t readAfter, unheard bool, file fs.File
 // reported; and a wait that ended finding the file written within it goes
 // on. A read found elsewhere than the resolution's file is made fresh in o,
 // for a retry.
-func (d *Decider) judgeRead(r *Read, o *readOrder, via fs.FileInfo, now time.Time) outcome {
+func (d *Decider) judgeRead(r *Read, o *readOrder, via fs.FileInfo, vouched bool, now time.Time) outcome {
 	if via != nil && r.Err == nil && !d.cfg.Stats.SameFile(r.Info, via) {
 		// The path led to another file by the time it was read than the
 		// resolution just made found (a link put in its place): one no
@@ -136,7 +136,7 @@ func (d *Decider) judgeRead(r *Read, o *readOrder, via fs.FileInfo, now time.Tim
 				return v
 			}
 		case WritersNone:
-			return d.noWriter(r, o.after, now)
+			return d.noWriter(r, o.after, vouched, now)
 		}
 	}
 	return d.judgeByTime(r, o.after, o.fresh, now)
@@ -190,12 +190,15 @@ func (d *Decider) writerHolds(r *Read, t readAfter, counted bool, now time.Time)
 // writing, by the kernel's word: what it holds is what its writers left,
 // read as it is, with no pause for a writer there is not. Missing, or
 // empty, it is confirmed first, as an event's read is (at a cap too); one
-// a writer's close left empty is judged with the events queued at it (see
-// closedEmpty: it is most often emptied for the next writer to fill,
-// truncate then append, and no writer holds it in between); and a wait's
-// end reads it as it is. Cut short as it was read (its truncation's writer
-// is gone by now), it is read again.
-func (d *Decider) noWriter(r *Read, t readAfter, now time.Time) outcome {
+// a writer's close left empty is confirmed only once no writer came for a
+// while (see closedEmpty: it is most often emptied for the next writer to
+// fill, truncate then append, and no writer holds it in between); and a
+// wait's end reads it as it is. Cut short as it was read (its truncation's
+// writer is gone by now), it is read again. Vouched for (see vouched), it
+// is believed at once: no writer was at work on what was read, whatever
+// the events queued since say of writers that came after it; elsewhere
+// they are taken first (laterWriter).
+func (d *Decider) noWriter(r *Read, t readAfter, vouched bool, now time.Time) outcome {
 	doubted := r.doubtful() && t != afterClose && t != afterWait && t != afterLongestWait
 	switch {
 	case doubted:
@@ -204,10 +207,23 @@ func (d *Decider) noWriter(r *Read, t readAfter, now time.Time) outcome {
 	case r.Torn:
 		d.pending.look = true
 		return readHeld
-	case t == afterCap || !d.cfg.Events:
+	case t == afterCap || !d.cfg.Events || vouched:
 		return readBelieved
 	}
 	return readAskQueue
+}
+
+// heldUnsure holds a read of a file that the count of its openers says
+// someone holds open without having written it since (see openers.say):
+// a reader, or a writer about to write. It is given the pause of a writer
+// no event told of, and the kernel is asked at the next read: a writer
+// it counts then is awaited as one heard writing (see writerHolds), and
+// with none, the count starts afresh.
+func (d *Decider) heldUnsure(r *Read, now time.Time) outcome {
+	d.beginWriter(r.Info, d.fileOf(r))
+	d.wait.unheardWriter(r.Why, now)
+	d.writer.counted = true
+	return readHeld
 }
 
 // judgeByTime judges a read, made after t, of a file whose writers the

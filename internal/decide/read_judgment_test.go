@@ -46,7 +46,7 @@ func TestReadOutcomes(t *testing.T) {
 			d := testDecider(linux)
 			r, o := c.r, c.o
 			o.why = ReasonEvent
-			assert.Equal(t, c.want, d.judgeRead(&r, &o, nil, now))
+			assert.Equal(t, c.want, d.judgeRead(&r, &o, nil, false, now))
 			assert.Equal(t, c.after, d.wait.state)
 		})
 	}
@@ -93,7 +93,7 @@ func TestReadOutcomesByTheKernelsWord(t *testing.T) {
 			}
 			r := withWriters(c.r, c.w)
 			o := readOrder{why: ReasonEvent, after: c.after}
-			assert.Equal(t, c.want, d.judgeRead(&r, &o, nil, now))
+			assert.Equal(t, c.want, d.judgeRead(&r, &o, nil, false, now))
 			assert.Equal(t, c.state, d.wait.state)
 			if c.timeout == 0 {
 				assert.True(t, d.wait.deadline.IsZero(), "no wait: %v", d.wait.deadline)

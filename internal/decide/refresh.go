@@ -41,12 +41,118 @@ func (d *Decider) refresh(why Reason, t readAfter, now time.Time) {
 	d.phase = resolving
 }
 
-// read asks for a read for o.
+// read asks for a read for o. Where the file's own watch tells who holds
+// it open (counted), the read asks the kernel nothing: the events the
+// kernel queued by now are taken first, with the file's stamp before
+// them, and the read is judged by the count and the stamps (see
+// judgeReadNow). Elsewhere it asks the kernel.
 func (d *Decider) read(o readOrder, why readFor, _ time.Time) {
 	d.order, d.readFor = o, why
 	d.readVia = d.cfg.Events
-	d.out.Next = Action{Kind: ReadNow, Why: o.why, Via: d.readVia}
+	d.stampBefore = 0
+	if d.counted() {
+		d.out.Next = Action{Kind: TakeQueue, StampFirst: true}
+		d.phase = queueingFirst
+		return
+	}
+	d.askRead(true)
+}
+
+// askRead asks for the read of d.order; ask says whether it asks the
+// kernel of the file's writers.
+func (d *Decider) askRead(ask bool) {
+	d.readAsked = ask
+	d.out.Next = Action{Kind: ReadNow, Why: d.order.why, Via: d.readVia, Ask: ask}
 	d.phase = reading
+}
+
+// counted reports whether the file the path leads to is watched by itself
+// and its openers counted (openers): its reads need no lease. Not for a
+// read that is to ask the kernel again (a writer it still counted at a
+// close, or someone the count says holds the file without writing).
+func (d *Decider) counted() bool {
+	if !d.cfg.Caps.Opens || !d.cfg.Events || d.writer.counted || len(d.res.Files) != 1 || d.res.File == nil {
+		return false
+	}
+	return d.openers.known(d.watches.own(d.res.Files[0], d.res.File), d.res.File, d.cfg.Stats)
+}
+
+// queueTaken takes the events the kernel queued before a read, with the
+// facts gathered for them: the read is judged with them taken.
+func (d *Decider) queueTaken(q *Queue, now time.Time) {
+	for _, batch := range [...]struct {
+		evs []Event
+		f   *Facts
+	}{{q.Queued, &q.QueuedFacts}, {q.Late, &q.LateFacts}} {
+		for _, ev := range batch.evs {
+			d.takeEvent(ev, batch.f, now)
+		}
+	}
+}
+
+// writersOf says what is known of the writers of the file r read: the
+// kernel's word where the read asked it, which, if it says none holds the
+// file, starts the count of the file's openers where its own watch is in
+// place; the count's where it did not ask (see writersCounted).
+func (d *Decider) writersOf(r *Read) (w Writers, sure bool) {
+	if r.Err != nil {
+		return WritersUnknown, true
+	}
+	if !d.readAsked {
+		return d.writersCounted(r)
+	}
+	id := 0
+	if len(d.res.Files) == 1 {
+		id = d.watches.own(d.res.Files[0], r.Info)
+	}
+	switch {
+	case r.Writers == WritersNone && id != 0 && d.cfg.Caps.Opens:
+		d.openers.start(id, r.Info)
+	case r.Writers != WritersNone:
+		d.openers.forget()
+	}
+	return r.Writers, true
+}
+
+// writersCounted is the count's word on the writers of the file r read,
+// the queue taken right before it (see openers): open once a write was
+// heard since the last writer's close, or where the file's stamp moved
+// since the queue's (a writer began meanwhile, on a filesystem whose
+// change times tell every change); none where no one counted holds it.
+// sure is false while someone counted holds the file without having
+// written (the kernel is asked at the next read: see heldUnsure), and
+// where the read found another file than the one counted (the path was
+// made to lead elsewhere meanwhile: it is read again, asking the kernel).
+func (d *Decider) writersCounted(r *Read) (Writers, bool) {
+	id := 0
+	if len(d.res.Files) == 1 {
+		id = d.watches.own(d.res.Files[0], r.Info)
+	}
+	if !d.openers.known(id, r.Info, d.cfg.Stats) {
+		return WritersUnknown, false
+	}
+	w, sure := d.openers.say()
+	if w == WritersNone && r.FineTimes && r.Stamp != d.stampBefore {
+		w = WritersOpen
+	}
+	return w, sure
+}
+
+// vouched reports whether the kernel's word on the read r's writers, w,
+// vouches for it whole: no writer held the file when it was read, and none
+// changed it meanwhile. Asked, the kernel's none says so (see
+// Read.Writers); counted, none says so where the file's change times tell
+// every change and its stamp did not move since the queue was taken.
+// Elsewhere none holds only for what was queued before the read, and for
+// a set's files each on its own: the events queued since are taken before
+// it is believed (laterWriter).
+func (d *Decider) vouched(r *Read, w Writers) bool {
+	if w != WritersNone || !d.res.One {
+		// A set's files are each whole, but a set rewritten file by file
+		// may be read between two of them: the events queued since tell.
+		return false
+	}
+	return d.readAsked || r.FineTimes && r.Stamp == d.stampBefore
 }
 
 // judgeReadNow judges the read just made; a read believable if no later
@@ -57,6 +163,8 @@ func (d *Decider) judgeReadNow(r Read, now time.Time) {
 	if d.readVia {
 		via = d.res.File
 	}
+	w, sure := d.writersOf(&r)
+	r.Writers = w
 	switch {
 	case r.Err == nil:
 		d.watches.closes = r.Writers == WritersUnknown
@@ -65,7 +173,16 @@ func (d *Decider) judgeReadNow(r Read, now time.Time) {
 		// tell of, whose close only the directory hears.
 		d.watches.closes = true
 	}
-	v := d.judgeRead(&r, &d.order, via, now)
+	var v outcome
+	switch {
+	case !sure && w == WritersUnknown:
+		d.pending.look = true // another file: read again, asking the kernel
+		v = readHeld
+	case !sure:
+		v = d.heldUnsure(&r, now)
+	default:
+		v = d.judgeRead(&r, &d.order, via, d.vouched(&r, w), now)
+	}
 	if v == readRetried {
 		d.retry.later(d.order, now)
 		d.out.Forward = ForwardFailure
@@ -79,6 +196,9 @@ func (d *Decider) judgeReadNow(r Read, now time.Time) {
 		d.out.Next = Action{Kind: TakeQueue, AwaitTruncation: r.Err == nil && r.Size == 0}
 		d.phase = queueing
 		return
+	}
+	if v == readBelieved {
+		v = d.closedEmpty(&r, d.order.after, now)
 	}
 	d.readJudged(&r, v, now)
 }

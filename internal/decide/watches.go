@@ -104,8 +104,12 @@ func (w *watchSet) plan(r *Resolution) []planned {
 		}
 	}
 	if w.caps.Files {
+		file := watchFile
+		if w.caps.Opens && r.One {
+			file |= WatchOpens // who holds it open: see openers
+		}
 		for _, f := range r.Files {
-			add(f, watchFile)
+			add(f, file)
 		}
 	}
 	return out

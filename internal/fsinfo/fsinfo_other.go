@@ -4,3 +4,10 @@ package fsinfo
 
 // Type is only known on Linux.
 func Type(string) (name string, noEvents bool) { return "", false }
+
+// FineTimes is only known on Linux: elsewhere a change may leave a file's
+// times as they were.
+func FineTimes(int64) bool { return false }
+
+// FineTimesAt is FineTimes for an open descriptor.
+func FineTimesAt(int) bool { return false }

@@ -5,13 +5,14 @@
 //
 // A read lease (fcntl F_SETLEASE, F_RDLCK) on a descriptor open read-only
 // is refused with EAGAIN while anyone holds the file open for writing, this
-// process included, and granted otherwise. On lets it go at once; Hold
-// keeps it while the file is read, so that the answer holds for what was
-// read. While it is held, a writer's open(2) waits for it: a microsecond
-// for On, a read of the file for Hold, unless the process is preempted
-// meanwhile (up to 28 ms measured beside two CPU hogs;
-// docs/reliability.md). A writer that opens with O_NONBLOCK meanwhile gets
-// EWOULDBLOCK instead of waiting. The kernel grants leases to the file's owner, or to a process
+// process included, and granted otherwise. On lets it go at once; Ask
+// lets it go at once too where the filesystem's change times can vouch
+// for the read that follows (see Ask), and Hold keeps it while the file
+// is read, so that the answer holds for what was read. While it is held,
+// a writer's open(2) waits for it: a microsecond when it is let go at
+// once, a read of the file when it is held, unless the process is
+// preempted or stopped meanwhile (docs/reliability.md). A writer that
+// opens with O_NONBLOCK meanwhile gets EWOULDBLOCK instead of waiting. The kernel grants leases to the file's owner, or to a process
 // with CAP_LEASE (root has it), where leases are on
 // (/proc/sys/fs/leases-enable) and the filesystem has them; elsewhere it
 // does not say. On a network or FUSE filesystem it is not asked: its
@@ -28,6 +29,17 @@ const (
 	None                  // no one holds the file open for writing
 	Open                  // someone does
 )
+
+// Probe is what Ask found: the kernel's answer, whether the lease is
+// still held (Release lets it go), whether the filesystem's change times
+// tell every change after a stat (so that the lease could be let go at
+// once), and why the kernel did not say, if it did not.
+type Probe struct {
+	Answer Answer
+	Held   bool
+	Fine   bool
+	Err    error
+}
 
 // ErrNotSupported is why the kernel says nothing on a platform without
 // leases.

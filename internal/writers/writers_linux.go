@@ -18,6 +18,39 @@ func On(fd int) (Answer, error) {
 	return a, err
 }
 
+// Ask asks of the file open read-only at fd, before it is read, whether
+// anyone holds it open for writing. Where the filesystem gives every
+// change made after a stat a change time of its own (fsinfo.FineTimes),
+// the lease is let go at once (Fine): a writer that opens the file after
+// that and changes it before the read is done leaves its change time
+// other than the stat taken before the question, which the caller
+// compares with one taken after the read. Elsewhere a change may leave
+// the times as they were, and the lease is kept until Release (Held), so
+// that no writer gets in before the read is done: a writer's open waits
+// for the read, and for as long as this process is stopped meanwhile.
+func Ask(fd int) Probe {
+	var st unix.Statfs_t
+	if err := unix.Fstatfs(fd, &st); err != nil {
+		return Probe{Err: err}
+	}
+	if _, elsewhere := fsinfo.Kind(int64(st.Type)); elsewhere {
+		// The kernel would grant a FUSE file's lease whatever its daemon
+		// writes, and refuse an NFS file's for want of a delegation: its
+		// answer is about this host's writers only.
+		return Probe{Err: ErrElsewhere}
+	}
+	p := Probe{Fine: fsinfo.FineTimes(int64(st.Type))}
+	p.Answer, p.Err = lease(fd)
+	if p.Answer == None {
+		if p.Fine {
+			Release(fd)
+		} else {
+			p.Held = true
+		}
+	}
+	return p
+}
+
 // Hold asks as On does, and where no one holds the file open for writing
 // keeps the lease until Release (or until fd is closed): no writer's open
 // gets past it meanwhile, so what is read of the file in between is what
@@ -30,11 +63,15 @@ func Hold(fd int) (Answer, error) {
 		return Unknown, err
 	}
 	if _, elsewhere := fsinfo.Kind(int64(st.Type)); elsewhere {
-		// The kernel would grant a FUSE file's lease whatever its daemon
-		// writes, and refuse an NFS file's for want of a delegation: its
-		// answer is about this host's writers only.
 		return Unknown, ErrElsewhere
 	}
+	return lease(fd)
+}
+
+// lease takes a read lease on fd, if the kernel grants one: None, held
+// until Release; Open, refused for a writer; Unknown, and why, where the
+// kernel does not say.
+func lease(fd int) (Answer, error) {
 	for {
 		// A raw call: On takes and lets go of the lease with nothing in
 		// between that the scheduler could hand off (Hold's read between

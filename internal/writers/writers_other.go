@@ -10,3 +10,6 @@ func Hold(int) (Answer, error) { return Unknown, ErrNotSupported }
 
 // Release does nothing here.
 func Release(int) {}
+
+// Ask says nothing here, and holds nothing.
+func Ask(int) Probe { return Probe{Err: ErrNotSupported} }

@@ -1,0 +1,41 @@
+package fsinfo
+
+import (
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// fineTimes lists the filesystems that stamp a change made after their
+// times were last looked at with a change time of its own (multigrain
+// timestamps, Linux 6.13 and later): ext4, xfs, btrfs and tmpfs.
+// Elsewhere a change within a tick of the kernel's coarse clock (a few
+// milliseconds) may leave the times as they were.
+var fineTimes = map[uint32]bool{0xef53: true, 0x58465342: true, 0x9123683e: true, 0x01021994: true}
+
+// FineTimes reports whether the filesystem whose statfs magic number is
+// magic gives a file a new change time (ctime) at every change made after
+// its stat was taken: two stats alike, the second after the first, say
+// that nothing changed the file in between.
+func FineTimes(magic int64) bool { return fineTimes[uint32(magic)] && multigrain() }
+
+// FineTimesAt is FineTimes for the filesystem holding the open descriptor
+// fd.
+func FineTimesAt(fd int) bool {
+	var st unix.Statfs_t
+	if err := unix.Fstatfs(fd, &st); err != nil {
+		return false
+	}
+	return FineTimes(int64(st.Type))
+}
+
+// multigrain reports whether the running kernel has multigrain
+// timestamps: 6.13 or later.
+var multigrain = sync.OnceValue(func() bool {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return false
+	}
+	major, minor := kernelVersion(unix.ByteSliceToString(u.Release[:]))
+	return major > 6 || major == 6 && minor >= 13
+})
