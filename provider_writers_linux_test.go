@@ -578,3 +578,31 @@ func TestAFileMadeAgainUnderACountedWatchIsNeverDeliveredHalfDone(t *testing.T) 
 	}
 	done.check(t, r) // never the empty file, never a part
 }
+
+// A process that keeps the file open to read it (a viewer, a program that
+// holds its config open) is counted as holding it, and the count cannot
+// tell a reader from a writer that has not written yet: an update while
+// it holds the file is read once the kernel, asked after two short pauses,
+// says no writer holds it, not a second later as a writer's pause would
+// be.
+func TestAReaderHoldingTheFileOpenHoldsNoUpdateBack(t *testing.T) {
+	needCaps(t, decide.Caps{Opens: true}, "a file's opens")
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	write(t, path, "v: 0\n")
+	if !kernelTellsWriters(t) {
+		t.Skip("the kernel does not say who holds a file open for writing here")
+	}
+	_, r := watchedByEvents(t, path)
+	write(t, path, "v: 1\n") // the count of its openers begins
+	r.waitContent(t, "v: 1\n")
+	viewer, err := os.Open(path)
+	require.NoError(t, err)
+	defer viewer.Close()
+	for i := 2; i <= 4; i++ {
+		want := fmt.Sprintf("v: %d\n", i)
+		wrote := time.Now()
+		write(t, path, want)
+		r.waitContent(t, want)
+		assert.Less(t, time.Since(wrote), decide.HeldOpenWindow, "update %d taken for a writer's pause", i)
+	}
+}

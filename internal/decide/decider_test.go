@@ -278,7 +278,7 @@ func TestDecisions(t *testing.T) {
 			timer(time.Second+25*time.Millisecond, "resolve"),
 			resolved(time.Second+25*time.Millisecond, resolution(written), false, nil, "read write"),
 		}},
-		{"someone the count says holds the file has written nothing: a reader, or a writer about to write; read again after a pause, asking the kernel", false, counting, []step{
+		{"someone the count says holds the file has written nothing at two reads a pause apart: a reader, most likely; the kernel is asked", false, counting, []step{
 			event(0, Event{Name: path, Op: OpWrite, Watch: 2}, asWritten, "nothing; wake +1s"),
 			event(0, Event{Name: path, Op: OpClose, Watch: 2}, asWritten, "resolve"),
 			resolved(0, resolution(written), false, nil, "read write"),
@@ -288,9 +288,31 @@ func TestDecisions(t *testing.T) {
 			resolved(time.Second, resolution(written), false, nil, "stamp, take queue"),
 			queue(time.Second, Queue{Queued: []Event{{Name: path, Op: OpOpen, Watch: 2}}, Stamp: 51}, "read write, counted"),
 			read(time.Second, stamped(whole(ReasonWrite, written, 9), 51), "prune; nothing; wake +25ms"),
+			// A writer about to write would have by now; still so, it is
+			// most likely a reader, and the next read asks the kernel.
 			timer(time.Second+25*time.Millisecond, "resolve"),
-			resolved(time.Second+25*time.Millisecond, resolution(written), false, nil, "read write"),
-			read(time.Second+25*time.Millisecond, stamped(withWriters(whole(ReasonWrite, written, 9), WritersNone), 51), "forward read; prune; nothing"),
+			resolved(time.Second+25*time.Millisecond, resolution(written), false, nil, "stamp, take queue"),
+			queue(time.Second+25*time.Millisecond, Queue{Stamp: 51}, "read write, counted"),
+			read(time.Second+25*time.Millisecond, stamped(whole(ReasonWrite, written, 9), 51), "prune; nothing; wake +25ms"),
+			timer(time.Second+50*time.Millisecond, "resolve"),
+			resolved(time.Second+50*time.Millisecond, resolution(written), false, nil, "read write"),
+			read(time.Second+50*time.Millisecond, stamped(withWriters(whole(ReasonWrite, written, 9), WritersNone), 51), "forward read; prune; nothing"),
+		}},
+		{"someone the count says holds the file writes within the pause: awaited as a writer heard writing, its close reads, counted", false, counting, []step{
+			event(0, Event{Name: path, Op: OpWrite, Watch: 2}, asWritten, "nothing; wake +1s"),
+			event(0, Event{Name: path, Op: OpClose, Watch: 2}, asWritten, "resolve"),
+			resolved(0, resolution(written), false, nil, "read write"),
+			read(0, stamped(withWriters(whole(ReasonWrite, written, 8), WritersNone), 50), "forward read; prune; nothing"),
+			event(time.Second, Event{Name: path, Op: OpWrite, Watch: 2}, facts(written, 9), "nothing; wake +1s"),
+			event(time.Second, Event{Name: path, Op: OpClose, Watch: 2}, facts(written, 9), "resolve"),
+			resolved(time.Second, resolution(written), false, nil, "stamp, take queue"),
+			queue(time.Second, Queue{Queued: []Event{{Name: path, Op: OpOpen, Watch: 2}}, Stamp: 51}, "read write, counted"),
+			read(time.Second, stamped(whole(ReasonWrite, written, 9), 51), "prune; nothing; wake +25ms"),
+			event(time.Second+time.Millisecond, Event{Name: path, Op: OpWrite, Watch: 2}, facts(written, 10), "nothing; wake +1s"),
+			event(time.Second+2*time.Millisecond, Event{Name: path, Op: OpClose, Watch: 2}, facts(written, 11), "resolve"),
+			resolved(time.Second+2*time.Millisecond, resolution(written), false, nil, "stamp, take queue"),
+			queue(time.Second+2*time.Millisecond, Queue{Stamp: 52}, "read write, counted"),
+			read(time.Second+2*time.Millisecond, stamped(whole(ReasonWrite, written, 11), 52), "forward read; prune; nothing"),
 		}},
 		{"the queue taken before a counted read tells of a writer at work: no read, its close reads", false, counting, []step{
 			event(0, Event{Name: path, Op: OpWrite, Watch: 2}, asWritten, "nothing; wake +1s"),

@@ -23,6 +23,12 @@ type openers struct {
 	file    fs.FileInfo // the file that watch is of
 	open    int         // opens since, less closes
 	writing bool        // a write heard since the last writer's close
+	// unsure counts the reads in a row at which someone counted held the
+	// file without having written it: a writer about to write (its
+	// truncation's event comes a moment after its open's) writes within
+	// the pause the first is given; one still so at the second read is
+	// most likely a reader, and the kernel is asked.
+	unsure int
 }
 
 // known reports whether the count is kept, from the own watch id of the
@@ -37,6 +43,23 @@ func (o *openers) known(id int, info fs.FileInfo, st Stats) bool {
 func (o *openers) start(id int, info fs.FileInfo) {
 	*o = openers{watch: id, file: info}
 }
+
+// heldOpen takes the kernel's word that a writer holds the file the count
+// is of, asked at a read: the count stands where it has someone holding
+// the file (that is the writer, yet to write), and is forgotten where it
+// has no one (it missed a writer).
+func (o *openers) heldOpen() {
+	if o.open == 0 {
+		o.forget()
+		return
+	}
+	o.unsure = 0
+}
+
+// asks reports whether the next read is to ask the kernel rather than go
+// by the count: someone held the file without writing at the last two
+// reads.
+func (o *openers) asks() bool { return o.unsure >= 2 }
 
 // forget stops the count: the kernel said a writer holds the file, or
 // could not say, or the watch went.
@@ -76,9 +99,12 @@ func (o *openers) take(ev Event) bool {
 func (o *openers) say() (w Writers, sure bool) {
 	switch {
 	case o.writing:
+		o.unsure = 0
 		return WritersOpen, true
 	case o.open > 0:
+		o.unsure++
 		return WritersOpen, false
 	}
+	o.unsure = 0
 	return WritersNone, true
 }

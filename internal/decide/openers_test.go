@@ -67,3 +67,26 @@ func TestTheOpenersCountTakesOnlyOpensAndReadersCloses(t *testing.T) {
 	o.take(Event{Name: path, Op: OpRemove | OpGone, Watch: 2})
 	assert.False(t, o.known(2, readFile, fakeStats{}), "the watch went with its file")
 }
+
+// Someone the count has holding the file without writing at one read
+// leaves the next to the count; at two in a row, the kernel is asked. Its
+// word that a writer holds the file keeps a count that has someone
+// holding it (that is the writer) and ends one that has no one.
+func TestTheOpenersCountAsksTheKernelOfAnOpenerThatDoesNotWrite(t *testing.T) {
+	var o openers
+	o.start(2, readFile)
+	o.take(Event{Name: path, Op: OpOpen, Watch: 2})
+	_, sure := o.say()
+	assert.False(t, sure)
+	assert.False(t, o.asks(), "a writer about to write writes within the pause")
+	_, sure = o.say()
+	assert.False(t, sure)
+	assert.True(t, o.asks(), "still no write: most likely a reader")
+	o.heldOpen()
+	assert.True(t, o.known(2, readFile, fakeStats{}), "the kernel's writer is the one counted")
+	assert.False(t, o.asks())
+
+	o.take(Event{Name: path, Op: OpCloseNoWrite, Watch: 2})
+	o.heldOpen()
+	assert.False(t, o.known(2, readFile, fakeStats{}), "a writer the count missed: it is not to be trusted")
+}

@@ -216,13 +216,14 @@ func (d *Decider) noWriter(r *Read, t readAfter, vouched bool, now time.Time) ou
 // heldUnsure holds a read of a file that the count of its openers says
 // someone holds open without having written it since (see openers.say):
 // a reader, or a writer about to write. It is given the pause of a writer
-// no event told of, and the kernel is asked at the next read: a writer
-// it counts then is awaited as one heard writing (see writerHolds), and
-// with none, the count starts afresh.
+// no event told of: a writer's truncation or first write comes within
+// it, and a wait for that writer follows. Someone still holding the file
+// so at the next read is most likely a reader, and the kernel is asked
+// (openers.asks): a writer it says holds the file is awaited as one heard
+// writing (see writerHolds), and with none, the count starts afresh.
 func (d *Decider) heldUnsure(r *Read, now time.Time) outcome {
 	d.beginWriter(r.Info, d.fileOf(r))
 	d.wait.unheardWriter(r.Why, now)
-	d.writer.counted = true
 	return readHeld
 }
 

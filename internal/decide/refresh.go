@@ -69,9 +69,10 @@ func (d *Decider) askRead(ask bool) {
 // counted reports whether the file the path leads to is watched by itself
 // and its openers counted (openers): its reads need no lease. Not for a
 // read that is to ask the kernel again (a writer it still counted at a
-// close, or someone the count says holds the file without writing).
+// close, or someone the count says held the file at the last two reads
+// without writing).
 func (d *Decider) counted() bool {
-	if !d.cfg.Caps.Opens || !d.cfg.Events || d.writer.counted || len(d.res.Files) != 1 || d.res.File == nil {
+	if !d.cfg.Caps.Opens || !d.cfg.Events || d.writer.counted || d.openers.asks() || len(d.res.Files) != 1 || d.res.File == nil {
 		return false
 	}
 	return d.openers.known(d.watches.own(d.res.Files[0], d.res.File), d.res.File, d.cfg.Stats)
@@ -108,6 +109,8 @@ func (d *Decider) writersOf(r *Read) (w Writers, sure bool) {
 	switch {
 	case r.Writers == WritersNone && id != 0 && d.cfg.Caps.Opens:
 		d.openers.start(id, r.Info)
+	case r.Writers == WritersOpen && d.openers.known(id, r.Info, d.cfg.Stats):
+		d.openers.heldOpen()
 	case r.Writers != WritersNone:
 		d.openers.forget()
 	}
