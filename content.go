@@ -55,15 +55,17 @@ func (c *content) names() []string {
 // reading is one read of the subject: its content or why it could not be
 // read, and why it was read.
 type reading struct {
-	why decide.Reason
-	c   content
-	err error
+	why   decide.Reason
+	c     content
+	err   error
+	first bool // made before the path was resolved again (decide's readsFirst)
 }
 
 // facts is what the decider is told of the reading r of subj: whether it
 // failed and how, whether it found nothing, and the file's stat and times.
 // A read from a kubelet volume that does not know when its payload was
-// swapped in asks the volume's ..data link.
+// swapped in asks the volume's ..data link, but for one made first, which
+// the decider believes only on the kernel's word, never by the times.
 func (r *reading) facts(subj subject) decide.Read {
 	d := decide.Read{Why: r.why, Err: r.err, Missing: errors.Is(r.err, fs.ErrNotExist), Process: processError(r.err)}
 	if r.err != nil {
@@ -73,7 +75,7 @@ func (r *reading) facts(subj subject) decide.Read {
 	d.Info, d.Sig, d.ModTime = r.c.info, r.c.sig, r.c.mtime
 	d.Volume, d.Swapped, d.Writers = r.c.vol != "", r.c.swapped, r.c.writers
 	d.Stamp, d.FineTimes = r.c.stamp, r.c.fine
-	if d.Volume && d.Swapped.IsZero() {
+	if d.Volume && d.Swapped.IsZero() && !r.first {
 		if link, err := os.Lstat(filepath.Join(r.c.vol, dataLink)); err == nil {
 			d.Swapped = link.ModTime()
 		}

@@ -81,7 +81,7 @@ func (c *core) read() reading {
 	if d := c.deliveringNow(); d != nil {
 		return reading{c: *d}
 	}
-	r := c.t.subj.read(decide.ReasonRequest, nil, false)
+	r := c.t.subj.read(decide.ReasonRequest, nil, false, false)
 	c.markRead(r)
 	return r
 }

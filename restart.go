@@ -43,12 +43,12 @@ func launchLoop(t target, out sink, why decide.Reason) launch {
 	if l != nil {
 		via = &l.res
 	}
-	return launch{l: l, err: err, read: t.subj.read(why, via, t.opts.probeWriters)}
+	return launch{l: l, err: err, read: t.subj.read(why, via, t.opts.probeWriters, false)}
 }
 
 // launchPoll makes a poll loop, which cannot fail, and reads the file.
 func launchPoll(t target, out sink, fallback bool, why decide.Reason) launch {
-	return launch{l: newPollLoop(t, out, fallback), read: t.subj.read(why, nil, t.opts.probeWriters)}
+	return launch{l: newPollLoop(t, out, fallback), read: t.subj.read(why, nil, t.opts.probeWriters, false)}
 }
 
 func (l launch) close() {

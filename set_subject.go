@@ -179,7 +179,7 @@ func appendNew(list []string, s string) []string {
 
 // read reads the set's files, all of them from one place: in a kubelet
 // volume, the payload ..data names (see generation.go).
-func (s *setSubject) read(why decide.Reason, _ *resolution, probe bool) reading {
+func (s *setSubject) read(why decide.Reason, _ *resolution, probe, _ bool) reading {
 	c := chain.Resolve(s.abs, nil)
 	p, err := s.locate(&c)
 	if err != nil {

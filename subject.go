@@ -27,9 +27,12 @@ type subject interface {
 	// compare the two.
 	resolveAgain(before func(path string), prev *resolution, changed map[string]bool) resolution
 	// read reads the subject. via, if not nil, is the resolution made just
-	// before: the read takes from it what it already found. With probe, it
-	// asks the kernel whether anyone holds a file it read open for writing.
-	read(why decide.Reason, via *resolution, probe bool) reading
+	// before: the read takes from it what it already found; with first, it
+	// is the last one, made before the events the read is for, and the
+	// read goes by the kernel's walk of the path, and a kubelet volume's
+	// ..data as it is now. With probe, it asks the kernel whether anyone
+	// holds a file it read open for writing.
+	read(why decide.Reason, via *resolution, probe, first bool) reading
 	// stat sums up the stat of everything read, for the cheap re-check: a
 	// change of content that leaves it alike is not looked for.
 	stat() decide.Signature
@@ -198,7 +201,7 @@ func (f *fileSubject) resolution(c chain.Chain, prev *resolution, changed map[st
 // resolution, a file whose directory holds no ..data is read at once (the
 // common case: ReadBytes on a plain file costs what os.ReadFile does), and
 // one beside a ..data link is resolved first.
-func (f *fileSubject) read(why decide.Reason, via *resolution, probe bool) reading {
+func (f *fileSubject) read(why decide.Reason, via *resolution, probe, first bool) reading {
 	if via == nil {
 		if kubeletGeneration(filepath.Join(filepath.Dir(f.abs), dataLink)) == "" {
 			return f.readAt(f.abs, why, probe)
@@ -211,7 +214,15 @@ func (f *fileSubject) read(why decide.Reason, via *resolution, probe bool) readi
 		return f.readAt(f.abs, why, probe)
 	}
 	vol := filepath.Dir(via.DataLink)
-	return readGeneration(via.DataLink, via.gen, func(gen string) reading {
+	start := via.gen
+	if first {
+		// The last resolution may be a swap behind: the payload is the one
+		// ..data names now.
+		if start = kubeletGeneration(via.DataLink); !isPayload(start) {
+			return f.readAt(f.abs, why, probe)
+		}
+	}
+	return readGeneration(via.DataLink, start, func(gen string) reading {
 		path := via.Files[0] // vol/gen/rel, the resolution's own
 		if gen != via.gen {
 			path = filepath.Join(vol, gen, rel)

@@ -266,7 +266,8 @@ func (l *watchLoop) carryOut(d decide.Decision) error {
 			if a.Via {
 				via = &l.res
 			}
-			l.read = l.t.subj.read(a.Why, via, a.Ask && l.t.opts.probeWriters)
+			l.read = l.t.subj.read(a.Why, via, a.Ask && l.t.opts.probeWriters, a.First)
+			l.read.first = a.First
 			d = l.d.Read(l.read.facts(l.t.subj), time.Now())
 		case decide.TakeQueue:
 			var st decide.Stamp

@@ -218,9 +218,9 @@ type countingSubject struct {
 	reads atomic.Int32
 }
 
-func (c *countingSubject) read(why decide.Reason, via *resolution, probe bool) reading {
+func (c *countingSubject) read(why decide.Reason, via *resolution, probe, first bool) reading {
 	c.reads.Add(1)
-	return c.subject.read(why, via, probe)
+	return c.subject.read(why, via, probe, first)
 }
 
 // A writer's close told twice, by the file's own watch and by its
@@ -463,7 +463,7 @@ type movingSubject struct {
 	move func()
 }
 
-func (m *movingSubject) read(why decide.Reason, via *resolution, probe bool) reading {
+func (m *movingSubject) read(why decide.Reason, via *resolution, probe, first bool) reading {
 	m.mu.Lock()
 	move := m.move
 	m.move = nil
@@ -471,7 +471,7 @@ func (m *movingSubject) read(why decide.Reason, via *resolution, probe bool) rea
 	if move != nil {
 		move()
 	}
-	return m.subject.read(why, via, probe)
+	return m.subject.read(why, via, probe, first)
 }
 
 // A file extracted over the one removed, as tar does it (create, write,
@@ -784,7 +784,7 @@ type hookSubject struct {
 	before func()
 }
 
-func (h *hookSubject) read(why decide.Reason, via *resolution, probe bool) reading {
+func (h *hookSubject) read(why decide.Reason, via *resolution, probe, first bool) reading {
 	h.mu.Lock()
 	fn := h.before
 	h.before = nil
@@ -792,7 +792,7 @@ func (h *hookSubject) read(why decide.Reason, via *resolution, probe bool) readi
 	if fn != nil {
 		fn()
 	}
-	return h.subject.read(why, via, probe)
+	return h.subject.read(why, via, probe, first)
 }
 
 func (h *hookSubject) set(fn func()) {

@@ -184,9 +184,9 @@ type renamedOverAtFirstRead struct {
 	do   func()
 }
 
-func (s *renamedOverAtFirstRead) read(why decide.Reason, via *resolution, probe bool) reading {
+func (s *renamedOverAtFirstRead) read(why decide.Reason, via *resolution, probe, first bool) reading {
 	s.once.Do(s.do)
-	return s.subject.read(why, via, probe)
+	return s.subject.read(why, via, probe, first)
 }
 
 // A file in a directory the process can traverse but not list, watched by

@@ -1092,14 +1092,14 @@ type flakySubject struct {
 	err   error
 }
 
-func (f *flakySubject) read(why decide.Reason, via *resolution, probe bool) reading {
+func (f *flakySubject) read(why decide.Reason, via *resolution, probe, first bool) reading {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.fails > 0 {
 		f.fails--
 		return reading{why: why, err: f.err}
 	}
-	return f.subject.read(why, via, probe)
+	return f.subject.read(why, via, probe, first)
 }
 
 // A read that fails for a reason of the process (too many open files), not

@@ -40,19 +40,20 @@ type Config struct {
 type phase uint8
 
 const (
-	idle          phase = iota
-	resolving           // a refresh's Resolve: Resolved
-	settling            // a Resolve while the path is watched until it holds still: Resolved
-	reading             // ReadNow: Read
-	queueing            // TakeQueue after a read: Queue
-	queueingFirst       // TakeQueue before a read, with the subject's stamp: Queue
-	adding              // AddWatch: Added
-	checking            // Check: Checked
-	addingOwn           // AddOwnWatch: OwnWatchAdded
-	askingInode         // AskInode: InodeOf
+	idle           phase = iota
+	resolving            // a refresh's Resolve: Resolved
+	settling             // a Resolve while the path is watched until it holds still: Resolved
+	resolvingAfter       // a refresh's Resolve, after its read was handed on (readsFirst): Resolved
+	reading              // ReadNow: Read
+	queueing             // TakeQueue after a read: Queue
+	queueingFirst        // TakeQueue before a read, with the subject's stamp: Queue
+	adding               // AddWatch: Added
+	checking             // Check: Checked
+	addingOwn            // AddOwnWatch: OwnWatchAdded
+	askingInode          // AskInode: InodeOf
 )
 
-var phaseNames = [...]string{"idle", "resolving", "settling", "reading", "queueing", "queueing first", "adding", "checking", "adding own watch", "asking inode"}
+var phaseNames = [...]string{"idle", "resolving", "settling", "resolving after a read", "reading", "queueing", "queueing first", "adding", "checking", "adding own watch", "asking inode"}
 
 func (p phase) String() string { return phaseNames[p] }
 
@@ -63,6 +64,7 @@ const (
 	readForStart   readFor = iota // the read a loop starts with
 	readForRefresh                // an event's, a wait's end, a retry's
 	readForLook                   // a re-check's, a poll's, Recheck's
+	readForFirst                  // an event's, made before the path is resolved again (see readsFirst)
 )
 
 // settleThen is what follows once the path holds still.
@@ -102,9 +104,11 @@ type Decider struct {
 	readAsked   bool      // it asks the kernel of the file's writers
 	stampBefore Stamp     // the subject's stamp, taken before the queue taken right before the read; zero if none
 	readFor     readFor
-	readAll     bool // a refresh's read, after which every watch is added again
-	queuedRead  Read // the read whose queue is taken
-	ownThen     bool // an own watch is being added in the middle of a read's judgment: readDone follows
+	readAll     bool        // a refresh's read, after which every watch is added again
+	queuedRead  Read        // the read whose queue is taken
+	firstRead   fs.FileInfo // the file a read made before the path was resolved again found (readsFirst)
+	noFirst     bool        // the next refresh goes in the usual order: the last read made first disagreed with its resolution
+	ownThen     bool        // an own watch is being added in the middle of a read's judgment: readDone follows
 	lookKind    lookKind
 	lookWhy     Reason
 	settle      settleProcedure
@@ -236,6 +240,9 @@ func (d *Decider) Resolved(r Resolution, unheard bool, file fs.FileInfo, now tim
 			d.wait.refreshDone()
 			d.afterRead(d.readAll, now)
 		}
+	case resolvingAfter:
+		d.begin(resolvingAfter)
+		d.resolvedAfterRead(r, now)
 	case settling:
 		d.begin(settling)
 		d.res = r
@@ -279,6 +286,11 @@ func (d *Decider) Queue(q Queue, now time.Time) Decision {
 			// A writer the queue told of is at work: its close, or the
 			// wait's end, reads.
 			d.judgedEvents()
+			if d.readFor == readForFirst {
+				d.readFor = readForRefresh // the refresh goes on in the usual order
+				d.resolveForRefresh(d.order.after)
+				return d.end(now)
+			}
 			d.readDone(now)
 			return d.end(now)
 		}

@@ -85,6 +85,11 @@ type Action struct {
 	Why Reason
 	Via bool
 	Ask bool
+	// ReadNow: First says the read is made before the path is resolved
+	// again, for events that may have moved it since the last resolution:
+	// through the kernel's own walk of the path, and, in a kubelet volume,
+	// through ..data as it is now, not as the last resolution found it.
+	First bool
 	// TakeQueue: first wait out a truncation under way of the subject's
 	// files (a read that found nothing: the next writer's O_TRUNC may not
 	// have queued its event yet); or first stamp the subject (StampFirst:

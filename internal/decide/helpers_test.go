@@ -165,10 +165,14 @@ func action(a Action) string {
 		}
 		return "resolve"
 	case ReadNow:
+		out := "read " + a.Why.String()
 		if !a.Ask {
-			return "read " + a.Why.String() + ", counted" // the kernel is not asked: see openers
+			out += ", counted" // the kernel is not asked: see openers
 		}
-		return "read " + a.Why.String()
+		if a.First {
+			out += ", first" // before the path is resolved again: see readsFirst
+		}
+		return out
 	case AddWatch:
 		return "add " + a.Path + " (" + a.Report.String() + ")"
 	case AddOwnWatch:

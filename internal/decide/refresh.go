@@ -36,9 +36,79 @@ func (d *Decider) refresh(why Reason, t readAfter, now time.Time) {
 	d.readAll = d.pending.takeRewatch()
 	d.refreshRoot = d.readAll || d.pending.touchedAll
 	d.refreshWhy, d.refreshFrom = why, t
+	if d.readsFirst(t) {
+		d.read(readOrder{why: why, after: t}, readForFirst, now)
+		return
+	}
+	d.resolveForRefresh(t)
+}
+
+// resolveForRefresh asks for the refresh's resolution: from the root, or
+// resumed from the names events touched since the last.
+func (d *Decider) resolveForRefresh(t readAfter) {
 	d.out.Next = Action{Kind: Resolve, FromRoot: d.refreshRoot, Touched: d.pending.touched,
 		StatFile: t == afterPause && len(d.cfg.Paths) == 1}
 	d.phase = resolving
+}
+
+// readsFirst reports whether a refresh after t reads before it resolves
+// the path again, and hands the read on before the resolution: where the
+// kernel's word will cover the read (it said who writes at the last read,
+// and a file's own watch reports its opens), of one file, after an event
+// (a swap, a rename, a writer's close), with no wait for writers under
+// way. Such a read is believed only on the kernel's word that no writer
+// was at work on what it read (see believableFirst), whatever the
+// resolution finds: the rules that the resolution decides (a file no
+// watch heard written, a wait that moved to another file) are all about
+// writers the kernel does not tell of. Otherwise it is set aside, as if
+// never made, and the refresh goes on in the usual order.
+func (d *Decider) readsFirst(t readAfter) bool {
+	if d.noFirst {
+		d.noFirst = false // this refresh goes in the usual order; the next may read first
+		return false
+	}
+	return d.cfg.Events && d.cfg.Caps.Opens && d.res.One && len(d.cfg.Paths) == 1 && !d.readAll &&
+		!d.watches.closes && !d.wait.blocksReads() && (t == afterEvent || t == afterClose)
+}
+
+// believableFirst reports whether a read made before the refresh's
+// resolution (readsFirst) is to be judged and handed on: the kernel's word
+// (asked, or the count of the file's openers and the stamps) says no
+// writer was at work on what was read, and it found a file, not empty,
+// read whole. It changes nothing.
+func (d *Decider) believableFirst(r *Read) bool {
+	if r.Err != nil || r.Empty || r.Torn {
+		return false
+	}
+	if d.readAsked {
+		return r.Writers == WritersNone
+	}
+	id := 0
+	if len(d.res.Files) == 1 {
+		id = d.watches.own(d.res.Files[0], r.Info)
+	}
+	return d.openers.known(id, r.Info, d.cfg.Stats) && d.openers.open == 0 && !d.openers.writing &&
+		r.FineTimes && r.Stamp == d.stampBefore
+}
+
+// resolvedAfterRead takes the resolution of a refresh whose read was
+// handed on before it (readsFirst): the path's watches follow it. Where it
+// leads to another file than the one read (the path moved meanwhile, or
+// the resolution, resumed from the names events touched, kept a stat from
+// before a change no event named), the file is read again, in the usual
+// order, by a resolution from the root: a read made first again could
+// disagree with a resumed resolution for ever.
+func (d *Decider) resolvedAfterRead(r Resolution, now time.Time) {
+	d.res = r
+	d.pending.resolved(d.refreshRoot)
+	d.pending.fresh = false
+	if r.File == nil || d.firstRead == nil || !d.cfg.Stats.SameFile(r.File, d.firstRead) {
+		d.pending.look, d.pending.touchedAll = true, true
+		d.noFirst = true
+	}
+	d.firstRead = nil
+	d.wait.refreshDone()
+	d.afterRead(d.readAll, now)
 }
 
 // read asks for a read for o. Where the file's own watch tells who holds
@@ -50,7 +120,9 @@ func (d *Decider) read(o readOrder, why readFor, _ time.Time) {
 	d.order, d.readFor = o, why
 	d.readVia = d.cfg.Events
 	d.stampBefore = 0
-	if d.counted() {
+	if d.counted() && (why != readForFirst || o.after == afterClose) {
+		// (A read made first after a swap or a rename asks the kernel:
+		// it most likely finds another file than the one counted.)
 		d.out.Next = Action{Kind: TakeQueue, StampFirst: true}
 		d.phase = queueingFirst
 		return
@@ -62,7 +134,7 @@ func (d *Decider) read(o readOrder, why readFor, _ time.Time) {
 // kernel of the file's writers.
 func (d *Decider) askRead(ask bool) {
 	d.readAsked = ask
-	d.out.Next = Action{Kind: ReadNow, Why: d.order.why, Via: d.readVia, Ask: ask}
+	d.out.Next = Action{Kind: ReadNow, Why: d.order.why, Via: d.readVia, Ask: ask, First: d.readFor == readForFirst}
 	d.phase = reading
 }
 
@@ -162,8 +234,17 @@ func (d *Decider) vouched(r *Read, w Writers) bool {
 // writer began is judged again with the events the kernel queued by now
 // (see laterWriter).
 func (d *Decider) judgeReadNow(r Read, now time.Time) {
+	if d.readFor == readForFirst {
+		if !d.believableFirst(&r) {
+			// Set aside: the refresh goes on in the usual order.
+			d.readFor = readForRefresh
+			d.resolveForRefresh(d.order.after)
+			return
+		}
+		d.firstRead = r.Info
+	}
 	var via fs.FileInfo
-	if d.readVia {
+	if d.readVia && d.readFor != readForFirst {
 		via = d.res.File
 	}
 	w, sure := d.writersOf(&r)
@@ -242,6 +323,9 @@ func (d *Decider) readDone(now time.Time) {
 	switch {
 	case !d.cfg.Events:
 		d.next(now) // a loop that polls watches nothing
+	case d.readFor == readForFirst:
+		d.out.Next = Action{Kind: Resolve, FromRoot: d.refreshRoot, Touched: d.pending.touched}
+		d.phase = resolvingAfter
 	case d.readFor == readForRefresh:
 		d.wait.refreshDone()
 		d.afterRead(d.readAll, now)
