@@ -37,6 +37,7 @@ type writersOptions struct {
 	rewrite  time.Duration
 	slow     time.Duration
 	seed     uint64
+	reload   bool
 }
 
 const (
@@ -61,6 +62,7 @@ func parseWritersFlags(args []string) (writersOptions, error) {
 	fs.DurationVar(&o.gap, "gap", time.Second, "stopped: the time before each stop is random, from a tenth of this to this")
 	fs.DurationVar(&o.rewrite, "stopped-pause", time.Millisecond, "stopped: the writer's pause after each close (0: back to back, when it mostly holds the file itself)")
 	fs.DurationVar(&o.slow, "slow", 10*time.Millisecond, "stopped: an open longer than this waited")
+	fs.BoolVar(&o.reload, "reload", true, "the watchers' callbacks reload the config through koanf, as an application's do (false: they only count)")
 	fs.Uint64Var(&o.seed, "seed", 0, "stopped: seed of the stops' moments (0: random, printed)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -135,7 +137,11 @@ func printWritersSetting(o writersOptions, trees []tree) {
 	fmt.Printf("%s, %s, %d CPUs, Linux %s, uid %d, fs.lease-break-time %s s, load average at start %s\n",
 		time.Now().Format("2006-01-02 15:04"), runtime.Version(), runtime.NumCPU(), firstLine("/proc/sys/kernel/osrelease"),
 		os.Getuid(), firstLine("/proc/sys/fs/lease-break-time"), loadAverage())
-	fmt.Printf("The config in %s (%s). Every watcher in a process of its own, started %v before the writer; the callbacks reload through koanf.\n", o.dir, fsName(o.dir), o.settle)
+	callbacks := "the callbacks reload the config through koanf"
+	if !o.reload {
+		callbacks = "the callbacks count, and do nothing else (-reload=false)"
+	}
+	fmt.Printf("The config in %s (%s). Every watcher in a process of its own, started %v before the writer; %s.\n", o.dir, fsName(o.dir), o.settle, callbacks)
 	for _, t := range trees {
 		fmt.Printf("keepwatch %s: %s\n", t.label, t.dir)
 	}
@@ -228,7 +234,8 @@ func (b writersBench) layout() (dir, path string, err error) {
 }
 
 func (b writersBench) startWatching(c contender, path string) (*child, error) {
-	return b.guard.startReady(c.exe, roleWatching, []string{"-watcher", c.watcher, "-path", path, "-settle", b.opts.settle.String()})
+	return b.guard.startReady(c.exe, roleWatching, []string{"-watcher", c.watcher, "-path", path, "-settle", b.opts.settle.String(),
+		fmt.Sprintf("-reload=%t", b.opts.reload)})
 }
 
 // startRewriter starts the writer: n rewrites, or as many as it makes

@@ -87,7 +87,7 @@ func TestWritersParts(t *testing.T) {
 		t.Fatal(err)
 	}
 	opts := writersOptions{dir: t.TempDir(), size: 64 << 10, reps: 1, rewrites: 20, pause: time.Millisecond, settle: 100 * time.Millisecond,
-		runs: 1, stops: 2, stop: 100 * time.Millisecond, gap: 50 * time.Millisecond, rewrite: time.Millisecond, slow: 10 * time.Millisecond}
+		runs: 1, stops: 2, stop: 100 * time.Millisecond, gap: 50 * time.Millisecond, rewrite: time.Millisecond, slow: 10 * time.Millisecond, reload: true}
 	g := newGuard()
 	b := writersBench{opts: opts, self: self, guard: g}
 	conds := []contender{{watcherNone, self, "none"}, {watcherStock, self, "stock"}, {watcherKeepwatch, self, "keepwatch"}}
@@ -119,7 +119,7 @@ func TestGuardLeavesNoneStopped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := writersBench{opts: writersOptions{settle: 50 * time.Millisecond, size: 1024}, self: self, guard: newGuard()}
+	b := writersBench{opts: writersOptions{settle: 50 * time.Millisecond, size: 1024}, self: self, guard: newGuard()} // callbacks that count
 	path := t.TempDir() + "/config.yaml"
 	if err := os.WriteFile(path, configOfSize(1024, 0), 0o644); err != nil {
 		t.Fatal(err)
