@@ -193,11 +193,31 @@ func openSummary(opens []time.Duration, slow time.Duration) rewriteStats {
 type guard struct {
 	mu       sync.Mutex
 	children map[*child]bool
+	dirs     map[string]bool // removed on a signal too
 	expired  atomic.Bool
 }
 
 func newGuard() *guard {
-	return &guard{children: map[*child]bool{}}
+	return &guard{children: map[*child]bool{}, dirs: map[string]bool{}}
+}
+
+// tempDir makes a directory in base, which removeDir removes, or, if the
+// harness is told to end first, stopOnSignal.
+func (g *guard) tempDir(base, pattern string) (string, error) {
+	dir, err := os.MkdirTemp(base, pattern)
+	if err == nil {
+		g.mu.Lock()
+		g.dirs[dir] = true
+		g.mu.Unlock()
+	}
+	return dir, err
+}
+
+func (g *guard) removeDir(dir string) {
+	os.RemoveAll(dir)
+	g.mu.Lock()
+	delete(g.dirs, dir)
+	g.mu.Unlock()
 }
 
 // startReady starts a child and waits for its "ready".
@@ -283,13 +303,19 @@ func (g *guard) explain(err error) error {
 }
 
 // stopOnSignal continues and kills every child when this process is told
-// to end (^C, kill), then exits.
+// to end (^C, kill), removes its directories, and exits.
 func stopOnSignal(g *guard) {
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {
 		s := <-signals
 		g.killAll()
+		time.Sleep(100 * time.Millisecond) // for the killed to let go of the files
+		g.mu.Lock()
+		for dir := range g.dirs {
+			os.RemoveAll(dir)
+		}
+		g.mu.Unlock()
 		fmt.Fprintf(os.Stderr, "cpu writers: %v: its children continued and killed\n", s)
 		os.Exit(1)
 	}()

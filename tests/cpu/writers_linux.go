@@ -92,18 +92,18 @@ func runWriters(args []string) error {
 	if err != nil {
 		return err
 	}
-	work, err := os.MkdirTemp("", "keepwatch-writers-build-")
+	g := newGuard()
+	defer g.killAll()
+	stopOnSignal(g)
+	work, err := g.tempDir("", "keepwatch-writers-build-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(work)
+	defer g.removeDir(work)
 	trees, err := prepareTrees(opts.trees, self, work)
 	if err != nil {
 		return err
 	}
-	g := newGuard()
-	defer g.killAll()
-	stopOnSignal(g)
 	b := writersBench{opts: opts, self: self, guard: g}
 	printWritersSetting(opts, trees)
 	watchers, err := contendersOf([]string{watcherStock, watcherKeepwatch}, trees, self)
@@ -199,7 +199,7 @@ func (b writersBench) opens(c contender, md mode) (opensRun, error) {
 	if err != nil {
 		return r, err
 	}
-	defer os.RemoveAll(dir)
+	defer b.guard.removeDir(dir)
 	limit := time.Minute + time.Duration(b.opts.rewrites)*(md.pause+10*time.Millisecond)
 	defer b.guard.deadline(limit)()
 	var w *child
@@ -225,12 +225,16 @@ func (b writersBench) opens(c contender, md mode) (opensRun, error) {
 
 // layout makes the run's directory in -dir and the config in it.
 func (b writersBench) layout() (dir, path string, err error) {
-	dir, err = os.MkdirTemp(b.opts.dir, "keepwatch-writers-")
+	dir, err = b.guard.tempDir(b.opts.dir, "keepwatch-writers-")
 	if err != nil {
 		return "", "", err
 	}
 	path = filepath.Join(dir, "config.yaml")
-	return dir, path, os.WriteFile(path, configOfSize(b.opts.size, 0), 0o644)
+	if err := os.WriteFile(path, configOfSize(b.opts.size, 0), 0o644); err != nil {
+		b.guard.removeDir(dir)
+		return "", "", err
+	}
+	return dir, path, nil
 }
 
 func (b writersBench) startWatching(c contender, path string) (*child, error) {
@@ -285,7 +289,7 @@ func (b writersBench) stopped(c contender, rng *rand.Rand) (stoppedRun, error) {
 	if err != nil {
 		return r, err
 	}
-	defer os.RemoveAll(dir)
+	defer b.guard.removeDir(dir)
 	id, err := lockID(path)
 	if err != nil {
 		return r, err
