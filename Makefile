@@ -13,7 +13,7 @@ ROOTGO      := GOWORK=off $(GO)
 
 SOAK        ?= 10m
 
-.PHONY: help test release-check tidy test-library test-live test-koanf test-majors test-fuse test-docs test-prom test-k8smount test-fsnotify test-wine demo bench bench-tls bench-cpu bench-probe profile lint soak fuzz fleet
+.PHONY: help test release-check tidy test-library test-live test-koanf test-majors test-fuse test-docs test-prom test-k8smount test-fsnotify test-wine demo bench bench-tls bench-cpu bench-probe bench-writers profile lint soak fuzz fleet
 
 # Beside the library's module, each with its go.mod: live, keepwatchprom,
 # cmd/demo, tests/koanf, tests/bench, tests/fuse, tests/docs, tests/fleet,
@@ -164,6 +164,17 @@ bench-cpu: ## CPU per minute of keepwatch, the stock provider and a bare inotify
 
 bench-probe: ## the lease probe (F_SETLEASE): its cost, its answers, the delay it adds to others' write-opens, a lease break's effect
 	cd tests/cpu && $(GO) run . probe $(PROBE_FLAGS) | tee $(CURDIR)/bench-probe.out
+
+WRITERS_FLAGS ?=
+
+# tests/cpu too (docs/benchmarks.md, "Writers held up by a watch"): a writer
+# rewriting a 1 MiB config in place, each open(2) timed, with nothing, the
+# stock provider or keepwatch (each tree of KEEPWATCH_TREE) watching it from
+# another process; then keepwatch stopped (SIGSTOP) at random moments while
+# the writer goes on. WRITERS_FLAGS="-dir /tmp" for ext4; "-runs 2 -stops 5"
+# for a short run.
+bench-writers: ## a writer's open(2) of a watched config: while none, stock or keepwatch watches (3 repetitions), and while keepwatch is stopped 15 times for 2 s (20 runs), about 14 min a tree
+	cd tests/cpu && GO=$(GO) $(GO) run . writers -trees '$(abspath $(KEEPWATCH_TREE))' $(WRITERS_FLAGS) | tee $(CURDIR)/bench-writers.out
 
 SCENARIO    ?= kubelet
 PROFILETIME ?= 5000x

@@ -615,6 +615,7 @@ func ignoreMissing(err error) error {
 // runSequence runs one random sequence and checks the promise. It returns
 // the number of operations run.
 func runSequence(t *testing.T, seed uint64) int {
+	writeAsOther(t) // -convergence.writer-uid: before anything is made
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	root := t.TempDir()
 	w := &world{t: t, rng: rng, root: root, vol: filepath.Join(root, "vol"), path: filepath.Join(root, "vol", "config.yaml"), done: newFinished(), limit: newFinished(),

@@ -23,7 +23,7 @@ import (
 // hubFiles is how many providers TestManyProvidersShareOneInotifyInstance
 // runs: make test runs 2,000 (10,000 cost ten seconds under the race
 // detector); make soak runs 10,000.
-var hubFiles = flag.Int("hub.Files", 2000, "providers for TestManyProvidersShareOneInotifyInstance, a multiple of 100")
+var hubFiles = flag.Int("hub.files", 2000, "providers for TestManyProvidersShareOneInotifyInstance, a multiple of 100")
 
 func TestManyProvidersShareOneInotifyInstance(t *testing.T) {
 	before := countInotify(t)

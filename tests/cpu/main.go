@@ -1,12 +1,15 @@
 // Command cpu measures what others' activity near a watched config costs
 // the process that watches it, in CPU time, for keepwatch, koanf's stock
-// file provider and a bare inotify reader (issue 38); and, with "probe",
-// what the kernel's lease probe costs, answers, and does to others' opens.
-// `make bench-cpu` and `make bench-probe` run it; docs/benchmarks.md says
-// how to read them.
+// file provider and a bare inotify reader (issue 38); with "probe", what
+// the kernel's lease probe costs, answers, and does to others' opens; and
+// with "writers", how long another process's open of the config for
+// writing waits on a watch, running or stopped (issue 42). `make
+// bench-cpu`, `make bench-probe` and `make bench-writers` run it;
+// docs/benchmarks.md says how to read them.
 //
 //	go run . cpu [-reps 3] [-trees "/old/tree /new/tree"] [-loads ...] [-watchers ...]
 //	go run . probe
+//	go run . writers [-trees "/old/tree /new/tree"] [-parts opens,stopped] [-dir /dev/shm] [-runs 20] ...
 //
 // Every watcher and every load runs in a process of its own, so that the
 // CPU a watcher reports (getrusage of its own process) is its own and
@@ -22,7 +25,7 @@ import (
 )
 
 // childEnv names the part a child process plays: "watch", "load", or one
-// of the probe's parts.
+// of the probe's or the writers command's parts.
 const childEnv = "KEEPWATCH_CPU_CHILD"
 
 func main() {
@@ -45,8 +48,10 @@ func run(args []string) error {
 		return runCPU(args)
 	case "probe":
 		return runProbe(args)
+	case "writers":
+		return runWriters(args)
 	}
-	return fmt.Errorf("unknown command %q: cpu or probe", command)
+	return fmt.Errorf("unknown command %q: cpu, probe or writers", command)
 }
 
 func runChild(role string, args []string) int {
@@ -56,6 +61,8 @@ func runChild(role string, args []string) int {
 		err = runWatch(args)
 	case "load":
 		err = runLoad(args)
+	case roleWatching, roleRewrite:
+		err = runWritersChild(role, args)
 	default:
 		err = runProbeChild(role, args)
 	}
