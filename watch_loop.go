@@ -79,6 +79,7 @@ type watchLoop struct {
 	tryEvents *time.Timer
 
 	queued, late []decide.Event // the queue's, kept from one read to the next
+	held, more   []decide.Event // taken from the notifier, not handed in yet (see event); kept from one batch to the next
 	lateFacts    *eventFacts    // facts for the late events, apart from the queued ones'
 }
 
@@ -224,15 +225,34 @@ func (l *watchLoop) recheckEvery() time.Duration {
 	return l.t.opts.recheck
 }
 
-// event hands one event from the notifier to the decider, with the facts
-// of this moment it needs.
+// event hands the decider ev, the event the loop woke for, and every
+// event queued behind it, with the facts of this moment they need: one
+// gathering of them answers for all the decider takes before it asks for
+// something to be done (a kubelet update's old payload going is seven
+// events in a row, each of which had a stat of its own), and the rest go
+// in once that is done, with facts gathered again.
+//
+// Events taken from the notifier and not handed in yet are held
+// (l.held): a queue taken meanwhile, for a read, takes them first, in
+// their order.
 func (l *watchLoop) event(ev decide.Event) error {
-	if !ev.Has(decide.OpRescan) {
-		ev.Name = filepath.Clean(ev.Name)
+	held, more, closed := drain(l.n.Events(), append(l.held[:0], ev), l.more[:0])
+	l.held, l.more = append(held, more...), more[:0]
+	for i := range l.held {
+		l.held[i].Name = cleanName(l.held[i])
 	}
-	one := [1]decide.Event{ev}
-	f := l.facts.gather(one[:], &l.res.Resolution)
-	return l.carryOut(l.d.Event(ev, f, time.Now()))
+	for len(l.held) > 0 {
+		f := l.facts.gather(l.held, &l.res.Resolution)
+		d, n := l.d.Events(l.held, f, time.Now())
+		l.held = l.held[:copy(l.held, l.held[n:])]
+		if err := l.carryOut(d); err != nil {
+			return err
+		}
+	}
+	if closed {
+		return errEventsClosed
+	}
+	return nil
 }
 
 // look is the periodic re-check, a poll, and Recheck's look now (force):
@@ -430,7 +450,8 @@ func (l *watchLoop) takeQueue(truncation bool) (decide.Queue, bool) {
 		}
 	}
 	l.n.Sync()
-	queued, late, closed := drain(l.n.Events(), l.queued[:0], l.late[:0])
+	queued, late, closed := drain(l.n.Events(), append(l.queued[:0], l.held...), l.late[:0])
+	l.held = l.held[:0] // taken now, first, in their order
 	l.queued, l.late = queued, late // kept for the next time
 	if closed {
 		return decide.Queue{}, true
@@ -471,7 +492,7 @@ func cleanName(ev decide.Event) string {
 // and those that come while they are taken (late), appended to the slices
 // given. closed reports that ch was closed.
 func drain(ch <-chan decide.Event, queued, late []decide.Event) ([]decide.Event, []decide.Event, bool) {
-	n := len(ch)
+	n := len(queued) + len(ch)
 	for {
 		select {
 		case ev, ok := <-ch:

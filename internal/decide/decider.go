@@ -179,11 +179,34 @@ func (d *Decider) Start(r Read, now time.Time) Decision {
 // Event takes one event, its name clean, with the facts NeedsFacts asked
 // of it.
 func (d *Decider) Event(ev Event, f Facts, now time.Time) Decision {
+	one := [1]Event{ev}
+	dec, _ := d.Events(one[:], f, now)
+	return dec
+}
+
+// Events takes events the loop found queued when it woke, in order, their
+// names clean, all of which happened before the facts gathered for them
+// (NeedsFacts says what each needs), up to the first that asks for
+// something to be done (a read, a watch): it returns how many it took,
+// and what to do. The loop hands the rest in once that is done, with facts
+// gathered again, so that each is judged as if taken alone, after what
+// came before it was done (a writer's close after a file's creation, say,
+// is judged after the creation's read). Events that ask for nothing (a
+// kubelet update's old payload going, one event after another) cost one
+// gathering of facts between them.
+func (d *Decider) Events(evs []Event, f Facts, now time.Time) (Decision, int) {
 	d.begin(idle)
-	d.takeEvent(ev, &f, now)
+	n := 0
+	for n < len(evs) {
+		d.takeEvent(evs[n], &f, now)
+		n++
+		if d.pending.look || d.pending.readNow || d.wantsOwnWatch() != "" || len(d.pending.drop) > 0 {
+			break
+		}
+	}
 	d.judgedEvents()
 	d.next(now)
-	return d.end(now)
+	return d.end(now), n
 }
 
 // Timer takes the time, at or after the last Decision's WakeAt: a read

@@ -412,3 +412,33 @@ func withSearched(r Resolution, dirs ...string) Resolution {
 	r.Searched = dirs
 	return r
 }
+
+// Events takes events queued together up to the first that asks for
+// something to be done, and says how many it took: the loop hands the
+// rest in once that is done, so that each is judged as if taken alone.
+func TestEventsAreTakenTogetherUpToTheFirstThatAsks(t *testing.T) {
+	old := "/etc/app/..2026_old/config.yaml"
+	for _, c := range []struct {
+		name string
+		evs  []Event
+		took int
+		want string
+	}{
+		{"events that ask for nothing: all of them, one decision", []Event{
+			{Name: old, Op: OpAttrib}, {Name: old, Op: OpRemove}, {Name: "/etc/app/other.yaml", Op: OpCreate},
+		}, 3, "nothing"},
+		{"a writer's close asks for a read: what follows it waits for the read", []Event{
+			{Name: path, Op: OpWrite, Watch: 2}, {Name: path, Op: OpClose, Watch: 2}, {Name: path, Op: OpWrite, Watch: 2},
+		}, 2, "resolve"},
+		{"a file's own watch dropped: the loop forgets it first", []Event{
+			{Name: path, Op: OpRemove | OpGone, Watch: 2}, {Name: old, Op: OpRemove},
+		}, 1, "forget /etc/app/config.yaml; nothing; wake +100ms"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := testDecider(linux)
+			dec, n := d.Events(c.evs, facts(fakeFile{ino: 10, size: 5, mtime: t0}, 8), t0)
+			assert.Equal(t, c.took, n)
+			assert.Equal(t, c.want, summary(dec, t0))
+		})
+	}
+}

@@ -105,8 +105,12 @@ func (w *watchSet) plan(r *Resolution) []planned {
 	}
 	if w.caps.Files {
 		file := watchFile
-		if w.caps.Opens && r.One {
-			file |= WatchOpens // who holds it open: see openers
+		if w.caps.Opens && r.One && r.DataLink == "" {
+			// Who holds it open: see openers. Not a kubelet payload's
+			// file: kubelet writes a payload whole and swaps it in, and
+			// reads the one in place at each update to compare (two events
+			// for nothing); a payload edited in place is asked of.
+			file |= WatchOpens
 		}
 		for _, f := range r.Files {
 			add(f, file)
