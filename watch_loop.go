@@ -451,7 +451,7 @@ func (l *watchLoop) takeQueue(truncation bool) (decide.Queue, bool) {
 	}
 	l.n.Sync()
 	queued, late, closed := drain(l.n.Events(), append(l.queued[:0], l.held...), l.late[:0])
-	l.held = l.held[:0] // taken now, first, in their order
+	l.held = l.held[:0]             // taken now, first, in their order
 	l.queued, l.late = queued, late // kept for the next time
 	if closed {
 		return decide.Queue{}, true
