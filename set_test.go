@@ -7,10 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/keepwatch/file/internal/decide"
 )
 
 // A set merges its files in order, later over earlier, as koanf merges
@@ -222,4 +225,35 @@ func TestASetCanBePolled(t *testing.T) {
 	assert.Equal(t, ModePolling, s.Stats().Mode)
 	replace(t, filepath.Join(dir, "a.yaml"), "a: 2\n")
 	r.wait(t, func(m map[string]any) bool { return m["a"] == 2 })
+}
+
+// A file of a set found empty (emptied to be written again: `: > f; echo
+// ... >> f`, or caught between a writer's truncation and its write) is
+// doubted as an empty file is: the set is not delivered with it empty
+// unless it stays so for a window.
+func TestASetWithAFileFoundEmptyIsConfirmedFirst(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		a, b := filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml")
+		write(t, a, "a: 1\n")
+		write(t, b, "b: 1\n")
+		fs := &fakes{caps: decide.Caps{Closes: true}}
+		s := Set(dir, []string{"a.yaml", "b.yaml"}, yamlParser{}, withNotifier(fs.new), withoutWriterProbe(),
+			WithRecheckInterval(0), WithQuietWindow(testQuiet))
+		r := watchedSet(t, s)
+		synctest.Wait()
+		n := fs.last()
+		write(t, a, "") // emptied
+		send(n, a, decide.OpWrite)
+		send(n, a, decide.OpClose)
+		advance(testQuiet + time.Millisecond) // the set's quiet window: a read, which finds a.yaml empty
+		assert.Empty(t, r.snapshot(), "a set with a file found empty is not delivered at once")
+		write(t, a, "a: 2\n") // and written again
+		send(n, a, decide.OpWrite)
+		send(n, a, decide.OpClose)
+		advance(3 * testQuiet)
+		m, _, _ := r.last()
+		assert.Equal(t, map[string]any{"a": 2, "b": 1}, m)
+		assert.Len(t, r.snapshot(), 1, "delivered once, whole")
+	})
 }

@@ -39,8 +39,8 @@ type subject interface {
 	// stamp is the stamp of the one file the subject reads, where the path
 	// leads now (stampOf); zero for a set, or if it cannot be stat'ed.
 	stamp() decide.Stamp
-	// empty reports whether what a read found is nothing: an empty file,
-	// a set with no files.
+	// empty reports whether what a read found is nothing, or a part of it
+	// nothing: an empty file, a set with no files or with a file empty.
 	empty(c *content) bool
 	// paths lists the files the subject reads, as given: where a subPath
 	// mount would be.

@@ -355,7 +355,9 @@ func (d *Decider) Added(res AddResult, now time.Time) Decision {
 // is there); and what the kernel said then of the file's writers. A writer
 // no longer there let go of the file before its own watch could tell of
 // it (a creator's close, which the file's directory does not report): it
-// is taken for that close.
+// is taken for that close. A writer still there may be that creator in
+// the moment Linux counts it past its close: the kernel is asked again
+// soon (see readWait.askAgain).
 func (d *Decider) OwnWatchAdded(res AddResult, after fs.FileInfo, writers Writers, now time.Time) Decision {
 	d.begin(addingOwn)
 	path, file := d.writer.path, d.writer.file
@@ -365,8 +367,14 @@ func (d *Decider) OwnWatchAdded(res AddResult, after fs.FileInfo, writers Writer
 	case after != nil && after.Mode().IsRegular() && d.cfg.Stats.SameFile(after, file):
 		d.watches.ownAdded(path, res.ID, after)
 		d.writer.ownWatchAdded(res.ID)
-		if writers == WritersNone {
+		switch writers {
+		case WritersNone:
 			d.act(eventClosed, path, &Facts{}, now)
+		case WritersOpen:
+			// Most likely its creator, which closed it in the moment
+			// before the watch came, still counted: asked again soon.
+			d.wait.askAgain(ReasonWrite, now)
+			d.writer.counted = true
 		}
 	default:
 		// The path no longer shows the file: it may have gone before the

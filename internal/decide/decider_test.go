@@ -62,6 +62,12 @@ func ownAdded(at time.Duration, id int, after fs.FileInfo, want string) step {
 	}, want}
 }
 
+func ownAddedAsked(at time.Duration, id int, after fs.FileInfo, w Writers, want string) step {
+	return step{at, func(d *Decider, now time.Time) Decision {
+		return d.OwnWatchAdded(AddResult{ID: id}, after, w, now)
+	}, want}
+}
+
 func inodeOf(at time.Duration, of WatchedInode, want string) step {
 	return step{at, func(d *Decider, now time.Time) Decision { return d.InodeOf(of, true, now) }, want}
 }
@@ -251,6 +257,29 @@ func TestDecisions(t *testing.T) {
 			start(0, Read{Why: ReasonStart, Err: fs.ErrNotExist, Missing: true}, "add /etc/app (self|names|closes); wake +100ms"),
 			added(0, 1, nil, 0, "check; wake +100ms"),
 		}},
+		{"a file created empty whose creator the kernel still counts as its own watch comes (it closed a moment before): asked again 25 ms later, not held for ten seconds", false, linux, []step{
+			event(0, Event{Name: path, Op: OpCreate | OpMade}, facts(created, 11).withEntry(path, created), "add own /etc/app/config.yaml; wake +10s"),
+			ownAddedAsked(time.Millisecond, 5, created, WritersOpen, "nothing; wake +25ms"),
+			timer(26*time.Millisecond, "resolve"),
+			resolved(26*time.Millisecond, resolution(created), false, nil, "read write"),
+			read(26*time.Millisecond, withWriters(whole(ReasonWrite, created, 11), WritersNone), "prune; nothing; wake +100ms"),
+		}},
+		{"a file created and written whose creator the kernel still counts as its own watch comes: asked again 25 ms later, not held for a second", false, linux, []step{
+			event(0, Event{Name: path, Op: OpCreate | OpMade}, facts(createdWritten, 12).withEntry(path, createdWritten), "add own /etc/app/config.yaml; wake +1s"),
+			ownAddedAsked(time.Millisecond, 5, createdWritten, WritersOpen, "nothing; wake +25ms"),
+			timer(26*time.Millisecond, "resolve"),
+			resolved(26*time.Millisecond, resolution(createdWritten), false, nil, "read write"),
+			read(26*time.Millisecond, withWriters(whole(ReasonWrite, createdWritten, 12), WritersNone), "forward read; prune; nothing"),
+		}},
+		{"a file's creation taken after a read that found it whole, by the kernel's word: its creator was done, nothing waits for it", false, linux, []step{
+			event(0, Event{Name: path, Op: OpRemove | OpGone, Watch: 2}, facts(createdWritten, 12), "forget /etc/app/config.yaml; nothing; wake +100ms"),
+			timer(100*time.Millisecond, "resolve"),
+			resolved(100*time.Millisecond, resolution(createdWritten), false, nil, "read event"),
+			read(100*time.Millisecond, withWriters(whole(ReasonEvent, createdWritten, 12), WritersNone), "forward read; add /etc/app/config.yaml (self|content)"),
+			added(100*time.Millisecond, 6, nil, 0, "check"),
+			checked(100*time.Millisecond, false, 12, "prune; nothing"),
+			event(101*time.Millisecond, Event{Name: path, Op: OpCreate | OpMade}, facts(createdWritten, 12).withEntry(path, createdWritten), "nothing"),
+		}},
 		{"where the file's own watch tells its opens: a read that asked, and no one held the file, starts the count of its openers; a writer's close then reads first, counted, and is handed on before the path is resolved", false, counting, []step{
 			event(0, Event{Name: path, Op: OpWrite, Watch: 2}, asWritten, "nothing; wake +1s"),
 			event(time.Millisecond, Event{Name: path, Op: OpClose, Watch: 2}, asWritten, "resolve"),
@@ -295,7 +324,7 @@ func TestDecisions(t *testing.T) {
 			resolved(time.Second, resolution(moved), false, nil, "read event"),
 			read(time.Second, stamped(withWriters(whole(ReasonEvent, moved, 9), WritersOpen), 60), "add own /etc/app/config.yaml; wake +1s"),
 		}},
-		{"a counted read whose stamp moved since the queue: a writer began meanwhile, and the kernel is asked again", false, counting, []step{
+		{"a counted read whose stamp moved since the queue: a writer began meanwhile, awaited as one heard writing, whose close reads", false, counting, []step{
 			event(0, Event{Name: path, Op: OpWrite, Watch: 2}, asWritten, "nothing; wake +1s"),
 			event(0, Event{Name: path, Op: OpClose, Watch: 2}, asWritten, "resolve"),
 			resolved(0, resolution(written), false, nil, "read write"),
@@ -306,9 +335,10 @@ func TestDecisions(t *testing.T) {
 			read(time.Second, stamped(whole(ReasonWrite, written, 9), 52), "resolve"),
 			resolved(time.Second, resolution(written), false, nil, "stamp, take queue"),
 			queue(time.Second, Queue{Stamp: 52}, "read write, counted"),
-			read(time.Second, stamped(whole(ReasonWrite, written, 10), 53), "prune; nothing; wake +25ms"),
-			timer(time.Second+25*time.Millisecond, "resolve"),
-			resolved(time.Second+25*time.Millisecond, resolution(written), false, nil, "read write"),
+			read(time.Second, stamped(whole(ReasonWrite, written, 10), 53), "prune; nothing; wake +1s"),
+			event(time.Second+time.Millisecond, Event{Name: path, Op: OpClose, Watch: 2}, facts(written, 11), "stamp, take queue"),
+			queue(time.Second+time.Millisecond, Queue{Stamp: 54}, "read write, counted, first"),
+			read(time.Second+time.Millisecond, stamped(whole(ReasonWrite, written, 11), 54), "forward read; resolve"),
 		}},
 		{"someone the count says holds the file has written nothing at two reads a pause apart: a reader, most likely; the kernel is asked", false, counting, []step{
 			event(0, Event{Name: path, Op: OpWrite, Watch: 2}, asWritten, "nothing; wake +1s"),

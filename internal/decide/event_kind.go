@@ -80,6 +80,10 @@ func (d *Decider) classify(ev Event, f *Facts) eventKind {
 			return eventSetChange
 		}
 		return eventIgnored
+	case ev.Has(OpMade) && closes && d.createdAsRead(name, f):
+		// The file a read already found whole, by the kernel's word that
+		// no writer was at work on it: its creator was done with it then.
+		return eventIgnored
 	case ev.Has(OpMade) && closes:
 		return eventMade
 	case ev.Has(OpCreate) && !ev.Has(OpMade) && d.cfg.Caps.Closes:
@@ -162,6 +166,15 @@ func (d *Decider) touch(ev Event, f *Facts) eventKind {
 		return eventGone
 	}
 	return eventLook
+}
+
+// createdAsRead reports whether the file created at name, by the facts f,
+// is the one the last read believed found, as it found it, and that read
+// was on the kernel's word that no writer was at work on it.
+func (d *Decider) createdAsRead(name string, f *Facts) bool {
+	info, last := f.entry(name), d.last.info
+	return d.last.sure && d.res.isFile(name) && info != nil && last != nil && d.cfg.Stats.SameFile(info, last) &&
+		info.Size() == last.Size() && info.ModTime().Equal(last.ModTime())
 }
 
 // changed reports whether the subject's stat differs from the last read

@@ -20,6 +20,10 @@ type lastRead struct {
 	readSig Signature   // the stat of the last read made, believed or not; zero if it failed
 	info    fs.FileInfo // the file of the last read believed; nil for a set, or if it failed
 	judging Signature   // while the events queued at a read are judged, that read's stat; zero otherwise
+	// sure says that the last read believed was on the kernel's word that
+	// no writer was at work on the file: an event that tells of that
+	// file's creation, taken after it, tells of a creator done with it.
+	sure bool
 	// racy says that the last read believed was of a file written less
 	// than statTick before (or stamped less than statTick ahead): a write of the same size after it, in the
 	// same tick of the filesystem's clock, leaves the stat as it was, so
@@ -145,34 +149,34 @@ func (d *Decider) judgeRead(r *Read, o *readOrder, via fs.FileInfo, vouched bool
 // writerHolds judges a read of a file the kernel says a writer holds open,
 // made after t: a file written is that writer's to finish, and an empty
 // one its to write, both waited for as for a writer heard writing, but
-// after a writer's pause (which reads what the paused writer wrote so far),
-// after the longest wait for an empty file's writer, or at a cap once
-// capAgainTries reads CapGap apart all fell inside a writer; then the
-// kernel's word changes nothing (ok is false).
+// after a writer's pause (which reads what the paused writer wrote so far)
+// and after the longest wait for an empty file's writer; then the
+// kernel's word changes nothing (ok is false). At the cap, the read is
+// made again (capAgain), CapGap later and then a window apart, until one
+// falls between writers: none made inside one is believed.
 //
-// At a writer's close, the writer the kernel still counts is most likely
-// the one closing: Linux sends the close's event before it stops counting
-// the writer (__fput: fsnotify_close, then put_file_access), and a writer
-// preempted in between is counted for as long as it waits for a CPU. So
-// the kernel is asked again a writer no event told of's pause later
-// (UnheardWriterPause, or the window if shorter), not a writer's
+// At a writer's close, the writer the kernel still counts, asked, is most
+// likely the one closing: Linux sends the close's event before it stops
+// counting the writer (__fput: fsnotify_close, then put_file_access), and
+// a writer preempted in between is counted for as long as it waits for a
+// CPU. So the kernel is asked again a writer no event told of's pause
+// later (UnheardWriterPause, or the window if shorter), not a writer's
 // HeldOpenWindow later (counted): by then the closing writer is gone, and
 // a writer still counted at that read is another that holds the file,
 // most likely one that opened it before the first closed, and is waited
-// for as one heard writing.
+// for as one heard writing. (The count of the file's openers has no such
+// moment: a writer it counts at a close is another's, heard.)
 func (d *Decider) writerHolds(r *Read, t readAfter, counted bool, now time.Time) (outcome, bool) {
 	switch {
 	case t == afterPause && counted:
-	case t == afterCap && d.wait.capTries < capAgainTries:
-		// The cap reads between writers, not inside one: the kernel
-		// says this read fell inside one.
+	case t == afterCap:
 		d.wait.capAgain(now)
 		return readHeld, true
-	case t == afterPause, t == afterLongestWait, t == afterCap:
+	case t == afterPause, t == afterLongestWait:
 		return 0, false
-	case t == afterClose:
+	case t == afterClose && d.readAsked:
 		d.beginWriter(r.Info, d.fileOf(r))
-		d.wait.unheardWriter(r.Why, now)
+		d.wait.askAgain(r.Why, now)
 		d.writer.counted = true
 		return readHeld, true
 	}
@@ -308,7 +312,7 @@ func (d *Decider) closedEmpty(r *Read, t readAfter, now time.Time) outcome {
 func (d *Decider) believe(r *Read, now time.Time) {
 	d.wait.believed()
 	d.heldBack = time.Time{} // a read believed ends the holding back, however it was made (a cap's)
-	d.last.sig, d.last.info = r.Sig, r.Info
+	d.last.sig, d.last.info, d.last.sure = r.Sig, r.Info, r.Err == nil && r.Writers == WritersNone
 	// A file stamped a tick or more ahead of this clock gets a new stamp
 	// at its next write, as one stamped a tick behind it does.
 	age := now.Sub(r.ModTime)

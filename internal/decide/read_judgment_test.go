@@ -74,13 +74,14 @@ func TestReadOutcomesByTheKernelsWord(t *testing.T) {
 		{"held open, read at an event: its writer's to finish", ok, WritersOpen, afterEvent, nil, readHeld, waitClose, HeldOpenWindow},
 		{"held open and empty: its writer's to write", empty, WritersOpen, afterEvent, nil, readHeld, waitEmptyOpen, MaxWriterWait},
 		{"held open at a writer's close: most likely the closer, still counted; asked again soon", ok, WritersOpen, afterClose, nil, readHeld, waitClose, UnheardWriterPause},
+		{"held open at a writer's close by the count of its openers: another writer, heard; awaited as one", ok, WritersOpen, afterClose, func(d *Decider) { d.readAsked = false }, readHeld, waitClose, HeldOpenWindow},
 		{"held open when asked again after a close: another writer holds it, awaited as one heard", ok, WritersOpen, afterPause, countedAtAClose, readHeld, waitClose, HeldOpenWindow},
 		{"held open and empty when asked again after a close: its writer's to write", empty, WritersOpen, afterPause, countedAtAClose, readHeld, waitEmptyOpen, MaxWriterWait},
 		{"held open when asked again after a close, a write heard since: a heard writer's pause, judged by the file's times", ok, WritersOpen, afterPause, func(d *Decider) { countedAtAClose(d); d.wait.heard = true }, readAskQueue, waitNone, 0},
 		{"no writer when asked again after a close: the closer is gone, read as it is", ok, WritersNone, afterPause, countedAtAClose, readAskQueue, waitNone, 0},
 		{"held open at a writer's pause: the file's times judge", ok, WritersOpen, afterPause, nil, readAskQueue, waitNone, 0},
 		{"held open at the cap: made again a gap later, to fall between writers", ok, WritersOpen, afterCap, nil, readHeld, waitQuiet, CapGap},
-		{"held open at the cap's last try: the read stands", ok, WritersOpen, afterCap, atTheCapsLastTry, readBelieved, waitNone, 0},
+		{"held open at the cap's last try: made again a window later, never believed", ok, WritersOpen, afterCap, atTheCapsLastTry, readHeld, waitQuiet, 100 * time.Millisecond},
 		{"no writer, read at an event: believed once no later writer began", ok, WritersNone, afterEvent, nil, readAskQueue, waitNone, 0},
 		{"no writer, empty, at an event: confirmed first", empty, WritersNone, afterEvent, nil, readHeld, waitConfirm, 100 * time.Millisecond},
 		{"no writer, empty, at a close: judged with the queue", empty, WritersNone, afterClose, nil, readAskQueue, waitNone, 0},
@@ -88,6 +89,7 @@ func TestReadOutcomesByTheKernelsWord(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := testDecider(linux)
+			d.readAsked = true // the kernel's own answer, asked at the read
 			if c.before != nil {
 				c.before(d)
 			}

@@ -120,9 +120,12 @@ func (d *Decider) read(o readOrder, why readFor, _ time.Time) {
 	d.order, d.readFor = o, why
 	d.readVia = d.cfg.Events
 	d.stampBefore = 0
-	if d.counted() && (why != readForFirst || o.after == afterClose) {
-		// (A read made first after a swap or a rename asks the kernel:
-		// it most likely finds another file than the one counted.)
+	if d.counted() && o.after != afterCap && (why != readForFirst || o.after == afterClose) {
+		// A read made first after a swap or a rename asks the kernel: it
+		// most likely finds another file than the one counted. So does the
+		// cap's, of writes that never let up: a lease let go at once falls
+		// between two writers far more often than the queue, the stat and
+		// the read all do.
 		d.out.Next = Action{Kind: TakeQueue, StampFirst: true}
 		d.phase = queueingFirst
 		return

@@ -13,10 +13,10 @@ const MaxWaitFactor = 10
 const CapGap = 5 * time.Millisecond
 
 // capAgainTries is how many times a read at the cap that the kernel says
-// a writer holds is made again, CapGap apart, to fall between writers:
+// a writer holds is made again CapGap apart, to fall between writers:
 // writes that never let up still leave gaps between one writer's close and
-// the next's open, and the read, under its lease, is whole in one. A
-// writer that holds the file for good gets the read after the last try.
+// the next's open, and a read asked of in one is whole. Past it, the read
+// is made again a window apart, until one falls between writers.
 const capAgainTries = 20
 
 // HeldOpenWindow is how long a writer heard writing, that keeps the file
@@ -164,6 +164,7 @@ type readWait struct {
 	carried    bool      // start is a moved wait's: a stat change's, which a heard write does not inherit
 	heard      bool      // in waitClose, or waitQuiet after closeLost: a write or a creation of the file was heard, so that its writer may be a slow producer holding it open
 	capTries   int       // reads at the cap made again since the wait began (capAgain)
+	firedFrom  waitState // the state the wait was in when it last fired: the cap's retry waits on in it
 }
 
 // written takes a write an event told of, at now. closes says whether the
@@ -174,6 +175,18 @@ func (w *readWait) written(why Reason, closes bool, now time.Time) { w.write(why
 // unheardWriter starts a wait for a writer no event told of, whose close
 // will be reported (see UnheardWriterPause), or extends the wait running.
 func (w *readWait) unheardWriter(why Reason, now time.Time) { w.write(why, true, false, now) }
+
+// askAgain takes the kernel's word that a writer holds the file where
+// that writer's close may have come already: at a writer's close, or
+// right after the file's own watch came, which a creator may have closed
+// just before. Linux counts a closing writer a moment past its close's
+// event, so the file is read, and the kernel asked, again a writer no
+// event told of's pause later, whatever the wait was for (a heard
+// writer's second, an empty file's ten).
+func (w *readWait) askAgain(why Reason, now time.Time) {
+	w.heard = false
+	w.write(why, true, false, now)
+}
 
 // write starts or extends a wait for writes. heard says that an event told
 // of them: their writer is given HeldOpenWindow to pause in.
@@ -380,19 +393,34 @@ func (w *readWait) fired(now time.Time) (Reason, readAfter) {
 	case w.state == waitQuiet || w.state == waitStatChanged:
 		t = afterQuiet
 	}
+	w.firedFrom = w.state
 	w.state, w.deadline = waitNone, time.Time{}
 	return w.why, t
 }
 
 // capAgain takes a read at the cap that found a writer at work on the
 // file, by the kernel's word: it is made again CapGap later, to fall
-// between writers rather than inside one. The wait keeps its start and
-// what it heard, and waits as a quiet one: it fires as the cap's again
-// after a quiet or heard writer's wait, whose caps a quiet one shares (a
-// wait for a writer no event told of, with a shorter cap, never reaches
-// its own: each write heard makes it a heard one).
+// between writers rather than inside one, and a window later once
+// capAgainTries such reads have all fallen inside one (writes that never
+// let up: a read is made again at a slower pace until one falls between
+// writers, and none made inside one is believed). The wait keeps its
+// start, what it heard, and the state it fired from (running, or, as it
+// always is when the cap's read is judged, just fired), so that it fires
+// as the cap's again, by its own cap: a wait for a writer no event told
+// of has a shorter one than a quiet wait's.
 func (w *readWait) capAgain(now time.Time) {
-	w.state, w.deadline = waitQuiet, now.Add(CapGap)
+	s := w.state
+	if s == waitNone {
+		s = w.firedFrom
+	}
+	if s != waitQuiet && s != waitStatChanged && s != waitClose {
+		s = waitQuiet
+	}
+	gap := CapGap
+	if w.capTries >= capAgainTries {
+		gap = max(w.window, CapGap)
+	}
+	w.state, w.deadline = s, now.Add(gap)
 	w.capTries++
 }
 

@@ -26,13 +26,13 @@ var waitTable = []struct {
 	from waitRow
 	to   [len(waitInputs)]string
 }{
-	{rowNone, [...]string{"quiet +100ms", "close +1s", "quiet +0s", "close +0s", "empty-open +10s", "stat-changed +100ms", "none -", "none -", "none -", "none -", "confirm +100ms", "none -", "none -", "close +25ms", "confirm +1s", "quiet +5ms"}},
-	{rowConfirm, [...]string{"quiet +100ms", "close +1s", "quiet +100ms", "close +25ms", "empty-open +10s", "stat-changed +100ms", "confirm +90ms", "confirm +90ms", "confirm +90ms", "confirm +90ms", "confirm +90ms", "none -", "none -", "close +25ms", "confirm +1s", "quiet +5ms"}},
-	{rowQuiet, [...]string{"quiet +100ms", "close +1s", "quiet +100ms", "close +25ms", "empty-open +10s", "quiet +90ms", "quiet +90ms", "none -", "quiet +90ms", "none -", "quiet +90ms", "quiet +90ms", "none -", "close +25ms", "quiet +90ms", "quiet +5ms"}},
-	{rowStatChanged, [...]string{"quiet +100ms", "close +1s", "quiet +100ms", "close +25ms", "empty-open +10s", "stat-changed +90ms", "none -", "none -", "stat-changed +90ms", "none -", "stat-changed +90ms", "stat-changed +90ms", "none -", "close +25ms", "stat-changed +90ms", "quiet +5ms"}},
-	{rowClose, [...]string{"close +1s", "close +1s", "quiet +1s", "close +1s", "empty-open +10s", "close +990ms", "close +990ms", "none -", "quiet +1s", "none -", "close +990ms", "close +990ms", "none -", "close +1s", "close +990ms", "quiet +5ms"}},
-	{rowCloseUnheard, [...]string{"close +25ms", "close +1s", "quiet +100ms", "close +25ms", "empty-open +10s", "close +15ms", "close +15ms", "none -", "quiet +100ms", "none -", "close +15ms", "close +15ms", "none -", "close +25ms", "close +15ms", "quiet +5ms"}},
-	{rowEmptyOpen, [...]string{"quiet +100ms", "close +1s", "quiet +100ms", "close +25ms", "empty-open +10s", "empty-open +9.99s", "empty-open +9.99s", "none -", "quiet +100ms", "none -", "empty-open +9.99s", "empty-open +9.99s", "none -", "close +25ms", "empty-open +9.99s", "quiet +5ms"}},
+	{rowNone, [...]string{"quiet +100ms", "close +1s", "quiet +0s", "close +0s", "empty-open +10s", "stat-changed +100ms", "none -", "none -", "none -", "none -", "confirm +100ms", "none -", "none -", "close +25ms", "confirm +1s", "quiet +5ms", "close +25ms"}},
+	{rowConfirm, [...]string{"quiet +100ms", "close +1s", "quiet +100ms", "close +25ms", "empty-open +10s", "stat-changed +100ms", "confirm +90ms", "confirm +90ms", "confirm +90ms", "confirm +90ms", "confirm +90ms", "none -", "none -", "close +25ms", "confirm +1s", "quiet +5ms", "close +25ms"}},
+	{rowQuiet, [...]string{"quiet +100ms", "close +1s", "quiet +100ms", "close +25ms", "empty-open +10s", "quiet +90ms", "quiet +90ms", "none -", "quiet +90ms", "none -", "quiet +90ms", "quiet +90ms", "none -", "close +25ms", "quiet +90ms", "quiet +5ms", "close +25ms"}},
+	{rowStatChanged, [...]string{"quiet +100ms", "close +1s", "quiet +100ms", "close +25ms", "empty-open +10s", "stat-changed +90ms", "none -", "none -", "stat-changed +90ms", "none -", "stat-changed +90ms", "stat-changed +90ms", "none -", "close +25ms", "stat-changed +90ms", "stat-changed +5ms", "close +25ms"}},
+	{rowClose, [...]string{"close +1s", "close +1s", "quiet +1s", "close +1s", "empty-open +10s", "close +990ms", "close +990ms", "none -", "quiet +1s", "none -", "close +990ms", "close +990ms", "none -", "close +1s", "close +990ms", "close +5ms", "close +25ms"}},
+	{rowCloseUnheard, [...]string{"close +25ms", "close +1s", "quiet +100ms", "close +25ms", "empty-open +10s", "close +15ms", "close +15ms", "none -", "quiet +100ms", "none -", "close +15ms", "close +15ms", "none -", "close +25ms", "close +15ms", "close +5ms", "close +25ms"}},
+	{rowEmptyOpen, [...]string{"quiet +100ms", "close +1s", "quiet +100ms", "close +25ms", "empty-open +10s", "empty-open +9.99s", "empty-open +9.99s", "none -", "quiet +100ms", "none -", "empty-open +9.99s", "empty-open +9.99s", "none -", "close +25ms", "empty-open +9.99s", "quiet +5ms", "close +25ms"}},
 }
 
 // waitInputs is everything a wait can take, in the table's order.
@@ -56,6 +56,7 @@ var waitInputs = [...]struct {
 	{"unheardWriter", func(w *readWait, now time.Time) { w.unheardWriter(ReasonEvent, now) }},
 	{"emptyClosed", func(w *readWait, now time.Time) { w.emptyClosed(ReasonWrite, now) }},
 	{"capAgain", func(w *readWait, now time.Time) { w.capAgain(now) }},
+	{"askAgain", func(w *readWait, now time.Time) { w.askAgain(ReasonWrite, now) }},
 }
 
 // waitRow is a state of the table, and how it was begun: a wait for a
@@ -144,4 +145,23 @@ func TestTheInternalsDocShowsTheWaitTable(t *testing.T) {
 		line := "| " + name + " | " + strings.Join(cells, " | ") + " |"
 		assert.True(t, strings.Contains(string(doc), line+"\n"), "docs/internals.md lacks the row for %s:\n%s", name, line)
 	}
+}
+
+// A read at the cap made again, for a writer no event told of, fires as
+// the cap's again by that wait's own cap (ten times its 25 ms pause), not
+// as a quiet wait's end, whose cap is ten windows: the retry keeps the
+// kind of wait it goes on from.
+func TestTheCapsRetryKeepsItsWait(t *testing.T) {
+	w := readWait{window: 100 * time.Millisecond}
+	w.unheardWriter(ReasonEvent, t0)
+	at := t0.Add(MaxWaitFactor * UnheardWriterPause)
+	_, after := w.fired(at)
+	require.Equal(t, afterCap, after)
+	w.capAgain(at)
+	_, after = w.fired(at.Add(CapGap))
+	assert.Equal(t, afterCap, after, "a retry of the cap's read is the cap's read")
+	for range capAgainTries {
+		w.capAgain(at)
+	}
+	assert.Equal(t, at.Add(w.window), w.deadline, "past the tries, a window apart")
 }
