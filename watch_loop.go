@@ -31,6 +31,10 @@ type sink interface {
 	// checked says that a re-check found the file as the last read left
 	// it: the watch is looking.
 	checked()
+	// attributes says that an event told of a change of attributes (a
+	// link count among them: see mount.go), once the loop has carried out
+	// what the events asked.
+	attributes()
 }
 
 // loopKind is how a loop notices changes.
@@ -80,6 +84,8 @@ type watchLoop struct {
 
 	queued, late []decide.Event // the queue's, kept from one read to the next
 	lateFacts    *eventFacts    // facts for the late events, apart from the queued ones'
+
+	attribSeen bool // an event told of a change of attributes, not told to the sink yet (watch_loop_attrib.go)
 }
 
 // openLoop creates a notifier and makes it watch what the path depends
@@ -202,6 +208,7 @@ func (l *watchLoop) loop(ctx context.Context, look <-chan struct{}) error {
 		if err != nil {
 			return err
 		}
+		l.tellAttributes()
 	}
 }
 
@@ -231,6 +238,7 @@ func (l *watchLoop) event(ev decide.Event) error {
 		ev.Name = filepath.Clean(ev.Name)
 	}
 	one := [1]decide.Event{ev}
+	l.noteAttributes(one[:])
 	f := l.facts.gather(one[:], &l.res.Resolution)
 	return l.carryOut(l.d.Event(ev, f, time.Now()))
 }
@@ -435,6 +443,8 @@ func (l *watchLoop) takeQueue(truncation bool) (decide.Queue, bool) {
 	for i := range late {
 		late[i].Name = cleanName(late[i])
 	}
+	l.noteAttributes(queued)
+	l.noteAttributes(late)
 	q := decide.Queue{Queued: queued, Late: late}
 	q.QueuedFacts = l.facts.gather(queued, &l.res.Resolution)
 	q.LateFacts = q.QueuedFacts
