@@ -46,6 +46,7 @@ type engine[T any] struct {
 	// readiness probe or a metrics scrape never waits for a reload.
 	statsMu sync.Mutex
 	stats   Stats
+	watched []Watcher // the owner's Watch, as start took it
 }
 
 // snapshot is one publication: the koanf instance and the value built from
@@ -137,6 +138,7 @@ func (e *engine[T]) take(s spec[T]) {
 	e.statsMu.Lock()
 	e.stats.Name = e.label
 	e.stats.Comparable = s.identity.comparable()
+	e.watched = s.watch
 	e.statsMu.Unlock()
 	if !e.told && !s.identity.comparable() {
 		e.told = true
@@ -366,13 +368,37 @@ func (e *engine[T]) snapshotStats() Stats {
 // first start, the config is named, and said comparable or not, as start
 // will.
 func (e *engine[T]) statsOf(s func() spec[T]) Stats {
-	st := e.snapshotStats()
+	st, watched := e.snapshotStats(), e.watchedNow()
 	if st.Name == "" {
 		sp := s()
 		st.Name, _ = sp.label()
 		st.Comparable = sp.identity.comparable()
+		watched = sp.watch
 	}
+	st.SourceReplaced = replacedSources(watched)
 	return st
+}
+
+// watchedNow is what the config watches, as its last start took it.
+func (e *engine[T]) watchedNow() []Watcher {
+	e.statsMu.Lock()
+	defer e.statsMu.Unlock()
+	return e.watched
+}
+
+// replacedSources lists the paths of the keepwatch providers in watch
+// whose single file mounted on its own had its source replaced: no change
+// of them reaches the config until the mount is made again.
+func replacedSources(watch []Watcher) []string {
+	var out []string
+	for _, w := range watch {
+		if s, ok := w.(interface{ Stats() file.Stats }); ok {
+			if st := s.Stats(); st.SourceReplaced {
+				out = append(out, st.Path)
+			}
+		}
+	}
+	return out
 }
 
 func (e *engine[T]) close() error {
