@@ -54,8 +54,10 @@
 // fires for the final content, and the content on disk after things settle
 // is always the content the callback saw last.
 //
-// Nothing half-written is delivered. Atomic updates (rename, symlink swap)
-// are read as soon as their event arrives. An in-place write is read when
+// Nothing half-written is delivered, but for one exception: a writer that
+// holds the file open and pauses over a second mid-write is delivered
+// half, then whole at its close (below). Atomic updates (rename, symlink
+// swap) are read as soon as their event arrives. An in-place write is read when
 // its writer closes the file, so the reload does not see a half-written
 // file, nor the empty one a shell redirect leaves before the producer
 // writes; so is a file removed and created again in its place. A close
