@@ -26,8 +26,10 @@ SOAK        ?= 10m
 # in a module of its own. tests/koanfv1 and tests/koanfv2 are projects as
 # their users have them, which tests/swap.sh swaps and runs.
 
+# The names' column is as wide as the longest name.
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' \
+		'{n[NR] = $$1; d[NR] = $$2; if (length($$1) > w) w = length($$1)} END {f = "  make %-" w "s  %s\n"; for (i = 1; i <= NR; i++) printf f, n[i], d[i]}'
 
 test: ## vet, then run every test with the race detector (every module's, and the koanf v1 and v2 projects')
 	$(ROOTGO) vet ./...

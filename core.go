@@ -13,11 +13,13 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/keepwatch/file/internal/decide"
+	"github.com/keepwatch/file/internal/filemount"
 )
 
 // core is what a File and a FileSet share: their target, and the state of
 // their watch. Once init has made it, every change to that state is a
-// method here, under mu (but subPathChecked, an atomic flag of its own).
+// method of core, under mu (but subPathChecked, an atomic flag of its own):
+// here, and a single-file mount's in mount.go.
 type core struct {
 	t target
 
@@ -37,7 +39,7 @@ type core struct {
 	handing    int        // callbacks decided on and not yet called
 	handed     *sync.Cond // on mu: handing dropped to zero
 
-	subPathChecked atomic.Bool // the subPath warning is given once per provider
+	subPathChecked atomic.Bool // the single-file mount is looked for once per provider
 }
 
 // seenMark records content the application got, so that a watch fires
@@ -382,6 +384,7 @@ func (c *core) state() (Stats, seenMark) {
 		LastErrorTime:    st.lastErrorTime,
 		LastRead:         later(st.lastRead, st.lastUpdate), // a delivery is a read, recorded as it is made
 		SubPath:          st.subPath,
+		SourceReplaced:   st.mount.state == filemount.Replaced,
 	}
 	s.LastCheck = later(s.LastRead, st.lastCheck)
 	if c.w != nil && !c.w.stopped() {
@@ -408,13 +411,6 @@ func (c *core) recordCheck(w *delivery) {
 	if !w.stopped() {
 		c.stats.lastCheck = time.Now()
 	}
-}
-
-// recordSubPath records that the file is a subPath mount.
-func (c *core) recordSubPath() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.stats.subPath = true
 }
 
 // startable returns why Watch cannot start now: a watch runs, or the path

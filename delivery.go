@@ -4,8 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"time"
-
-	"github.com/keepwatch/file/internal/mountinfo"
 )
 
 // delivery is one call to Watch: a goroutine that runs the restart loop
@@ -52,7 +50,7 @@ func (w *delivery) run(first launch) {
 		<-w.prev.done
 		w.prev = nil
 	}
-	w.checkSubPath()
+	w.checkMount()
 	rearm(w.ctx, w.c.t, w, w.look, first)
 }
 
@@ -76,6 +74,7 @@ func (w *delivery) found(r reading) {
 		w.readProblem = problem{}
 		log.Info("keepwatch: read works again", slog.String("path", w.c.t.path))
 	}
+	w.recheckReplaced()
 	if r.err != nil {
 		if !w.c.takeBaseline(w, r) {
 			w.reportFile(r.err)
@@ -107,8 +106,12 @@ func (w *delivery) deliver(r reading, back bool) {
 	c.logDelivery(r)
 }
 
-// checked records a re-check that found the file unchanged.
-func (w *delivery) checked() { w.c.recordCheck(w) }
+// checked records a re-check that found the file unchanged, and judges
+// again a single-file mount's source.
+func (w *delivery) checked() {
+	w.c.recordCheck(w)
+	w.recheckMount()
+}
 
 // watching records how the running loop watches.
 func (w *delivery) watching(mode Mode, dirs []string) {
@@ -224,27 +227,4 @@ func (w *delivery) report(err error) {
 	}
 	w.c.handOver()
 	w.cb(nil, err)
-}
-
-// checkSubPath warns, once per provider, when the watched file is a single
-// file bind-mounted: a Kubernetes subPath mount, which kubelet never
-// updates in a running pod. The watch goes on: an in-place write to the
-// mounted file itself would still be seen.
-func (w *delivery) checkSubPath() {
-	t := w.c.t
-	if t.opts.mountInfo == "" || !w.c.subPathChecked.CompareAndSwap(false, true) {
-		return
-	}
-	mounts, err := mountinfo.ReadFile(t.opts.mountInfo)
-	if err != nil {
-		return // not Linux, or no /proc: nothing to say
-	}
-	m, ok := subPathMount(mounts, t.subj.paths())
-	if !ok {
-		return
-	}
-	w.c.recordSubPath()
-	t.opts.log().Warn("keepwatch: subPath mount, the file will not change in a running pod; mount the directory instead",
-		slog.String("path", t.path), slog.String("mount", m.Point), slog.String("source", m.Root))
-	w.report(w.c.errorf("watch", ErrSubPathMount))
 }

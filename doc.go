@@ -54,8 +54,10 @@
 // fires for the final content, and the content on disk after things settle
 // is always the content the callback saw last.
 //
-// Nothing half-written is delivered. Atomic updates (rename, symlink swap)
-// are read as soon as their event arrives. An in-place write is read when
+// Nothing half-written is delivered, but for one exception: a writer that
+// holds the file open and pauses over a second mid-write is delivered
+// half, then whole at its close (below). Atomic updates (rename, symlink
+// swap) are read as soon as their event arrives. An in-place write is read when
 // its writer closes the file, so the reload does not see a half-written
 // file, nor the empty one a shell redirect leaves before the producer
 // writes; so is a file removed and created again in its place. A close
@@ -160,12 +162,17 @@
 // fingerprint keyed by a per-process random key. [WithContentHash] adds
 // the plain SHA-256, for files that are not secret.
 //
-// # Kubernetes
+// # Kubernetes and containers
 //
-// Mount the ConfigMap or Secret as a directory and read the key's path
-// inside it. Never mount a single key with subPath: kubelet never updates a
-// subPath mount in a running pod, so no watcher can ever see a change. The
-// provider recognizes such a mount and reports [ErrSubPathMount] once.
+// Mount the ConfigMap or Secret, or docker's config directory, as a
+// directory and read the file inside it. A single file mounted on its own
+// (a key mounted with subPath, docker's -v ./config.yaml:/etc/app/config.yaml)
+// is a mount of the file, not of its name on the host side: an edit in
+// place of its source arrives, a replacement of the source (kubelet's
+// updates, sed -i, most editors' saves, mv) never does. The provider says
+// so once ([ErrSubPathMount]), and tells a replacement as soon as the
+// kernel shows it ([ErrSourceReplaced], Stats.SourceReplaced): the file's
+// link count drops to 0 while the mount still holds it.
 // The package github.com/keepwatch/file/kubevol plays kubelet's volume
 // updates, so that a service's tests can put its reload through them.
 //

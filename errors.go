@@ -47,13 +47,25 @@ var (
 	// ErrWatchInterrupted and wraps the cause.
 	ErrPolling = errors.New("keepwatch: polling")
 
-	// ErrSubPathMount means the watched file is a bind mount of a single
-	// file, which is what a Kubernetes subPath volume mount is. Kubelet
-	// never updates such a mount in a running pod, so the file will not
-	// change however the ConfigMap or Secret does: mount the volume as a
-	// directory and read the file inside it. It is reported once, through
-	// the callback and the logger, and the watch goes on.
-	ErrSubPathMount = errors.New("keepwatch: subpath mount")
+	// ErrSubPathMount means the watched file is a single file mounted on
+	// its own: a Kubernetes subPath volume mount, or docker's
+	// -v ./config.yaml:/etc/app/config.yaml. Such a mount is of the file,
+	// not of its name on the host side: an edit in place of its source
+	// arrives, and a replacement of the source (sed -i, most editors, mv,
+	// kubectl cp, kubelet's update of a ConfigMap or Secret) never does;
+	// [ErrSourceReplaced] tells when one happened. Mount the directory
+	// instead, and read the file inside it. It is reported once per
+	// provider, through the callback and the logger, and the watch goes on.
+	ErrSubPathMount = errors.New("keepwatch: single-file mount")
+
+	// ErrSourceReplaced means the source of the single file mounted at the
+	// watched path (see [ErrSubPathMount]) was replaced or removed on the
+	// host side: the mount holds the old file, and no change made there
+	// reaches it until the mount is made again (the container or pod
+	// restarted). It is reported once while it lasts, through the callback
+	// and the logger, and Stats.SourceReplaced holds meanwhile; the watch
+	// goes on, and delivers the file again once the mount is made again.
+	ErrSourceReplaced = errors.New("keepwatch: mount source replaced")
 )
 
 var (
@@ -101,6 +113,22 @@ func (e *watchError) Is(target error) bool {
 }
 
 func (e *watchError) Unwrap() error { return e.cause }
+
+// mountError is a problem of a single file mounted on its own: ErrSubPathMount
+// or ErrSourceReplaced, and the mount's source on the host side.
+type mountError struct {
+	kind   error
+	source string
+}
+
+func (e *mountError) Error() string {
+	if e.kind == ErrSourceReplaced {
+		return fmt.Sprintf("%v: %s was replaced, and its changes no longer arrive; restart to read them, and mount the directory instead", e.kind, e.source)
+	}
+	return fmt.Sprintf("%v from %s: edits in place arrive, a replacement does not; mount the directory instead", e.kind, e.source)
+}
+
+func (e *mountError) Unwrap() error { return e.kind }
 
 // problem identifies a reported problem, so that the same ongoing problem
 // is reported once however often it is seen again. Two problems are the

@@ -53,7 +53,7 @@ type options struct {
 	probeWriters   bool // ask the kernel whether anyone holds the file open for writing (writersOn)
 	newNotifier    func() (notifier, error)
 	fsType         func(path string) (name string, noEvents bool)
-	mountInfo      string // the mount table to look for a subPath mount in; "" not to
+	mountInfo      string // the mount table to look for a single-file mount in; "" not to
 }
 
 func newOptions(opts []Option) options {
@@ -140,21 +140,21 @@ func WithMaxSize(n int64) Option {
 
 // WithLogger sets the logger for the watch's state changes. Something gone
 // wrong (the file missing or unreadable, the watch broken, polling, a
-// subPath mount) is logged at WARN, once while it lasts, and its end at
-// INFO; the rest (watch started, each update delivered, each retry) at
-// DEBUG, so that a healthy watch is silent at the usual levels. Nothing is
-// logged per raw filesystem event. Default: nil, which logs to
-// [slog.Default] at the time of each record, so the application's own slog
-// setup applies.
+// single file mounted on its own, its source replaced) is logged at WARN,
+// once while it lasts, and its end at INFO; the rest (watch started, each
+// update delivered, each retry) at DEBUG, so that a healthy watch is
+// silent at the usual levels. Nothing is logged per raw filesystem event.
+// Default: nil, which logs to [slog.Default] at the time of each record,
+// so the application's own slog setup applies.
 func WithLogger(l *slog.Logger) Option {
 	return func(o *options) { o.logger = l }
 }
 
 // WithErrorCallbacks makes the callback also get cb(nil, err) for each
 // problem as it happens: the file missing or unreadable, the watch broken
-// and being re-armed, polling, a subPath mount. The watch goes on after
-// each, so the callback must not end it or start another; the same
-// ongoing problem is reported once. Without it, problems are only logged
+// and being re-armed, polling, a single file mounted on its own, its
+// source replaced. The watch goes on after each, so the callback must not
+// end it or start another; the same ongoing problem is reported once. Without it, problems are only logged
 // and counted in Stats: code written for koanf's stock provider, whose
 // every cb(nil, err) was the end of its watch, would restart a watch that
 // never ended. See [File.WatchWithContext]. Default: off.

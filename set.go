@@ -23,9 +23,10 @@ import (
 //
 // It is watched as one: the callback fires once per change of the set,
 // never once per file, with everything a [File] promises: it never stops,
-// change is judged by content, nothing is read half-written, bad input is
-// refused, it shares the process's inotify instance, polls where it must,
-// and has Stats and logs.
+// change is judged by content, nothing is read half-written (but for a
+// writer that pauses mid-write: see the package documentation), bad input
+// is refused, it shares the process's inotify instance, polls where it
+// must, and has Stats and logs.
 //
 // In a kubelet volume (the directory has a ..data link: a ConfigMap,
 // Secret or projected volume), every read of the set resolves ..data once

@@ -86,9 +86,18 @@ type Stats struct {
 	LastCheck time.Time
 
 	// SubPath is set once the watch found the file to be a single file
-	// bind-mounted (a Kubernetes subPath mount, which kubelet never
-	// updates in a running pod; see ErrSubPathMount).
+	// mounted on its own (a Kubernetes subPath mount, docker's -v of a
+	// file): edits in place of its source arrive, a replacement does not
+	// (see ErrSubPathMount).
 	SubPath bool
+
+	// SourceReplaced is set while the source of that mount is replaced:
+	// the mount holds the old file, and no change made on the host side
+	// reaches it until the mount is made again (see ErrSourceReplaced).
+	// The watch judges it when it starts, at each re-check and poll, and
+	// when the file's attributes change (its link count drops as its
+	// source is replaced: on events, at once).
+	SourceReplaced bool
 
 	// WatchedDirs are the directories the provider watches for events now,
 	// sorted: every directory the path goes through, or as far as it goes
@@ -145,6 +154,7 @@ type stats struct {
 	lastRead         time.Time
 	lastCheck        time.Time // the last re-check that found the file unchanged
 	subPath          bool
+	mount            mountState
 	dirs             []string
 }
 

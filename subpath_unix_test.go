@@ -18,8 +18,9 @@ import (
 // Mount tables name Unix paths: these tests give the provider one, a copy
 // of a pod's, and run wherever such paths do.
 
-// A subPath mount, as a pod's mount table shows it, is reported once,
-// through the callback and the log, and the watch goes on.
+// A single file mounted on its own (a subPath mount, as a pod's mount
+// table shows it) is reported once, through the callback and the log, and
+// the watch goes on.
 func TestSubPathMountIsReportedOnce(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	write(t, path, "v1\n")
@@ -29,9 +30,11 @@ func TestSubPathMountIsReportedOnce(t *testing.T) {
 
 	errs := waitErrs(t, r, 1)
 	assert.ErrorIs(t, errs[0], ErrSubPathMount)
-	assert.Contains(t, errs[0].Error(), path)
-	assert.Contains(t, logs.at(slog.LevelInfo), "WARN keepwatch: subPath mount, the file will not change in a running pod; mount the directory instead")
+	assert.Equal(t, "watch "+path+": keepwatch: single-file mount from /var/lib/kubelet/pods/8c1f/volume-subpaths/cfg/app/1: "+
+		"edits in place arrive, a replacement does not; mount the directory instead", errs[0].Error())
+	assert.Contains(t, logs.at(slog.LevelInfo), "WARN keepwatch: single-file mount: edits in place arrive, a replacement does not; mount the directory instead")
 	assert.True(t, f.Stats().SubPath)
+	assert.False(t, f.Stats().SourceReplaced)
 
 	replace(t, path, "v2\n") // an in-place change of the mounted file is still seen
 	r.waitContent(t, "v2\n")
@@ -57,6 +60,37 @@ func TestSubPathFixture(t *testing.T) {
 	replace(t, filepath.Join(dir, "flags.yaml"), "a: 2\n")
 	r2.waitContent(t, "a: 2\n")
 	assert.Empty(t, r2.errs(), "a directory mount is what is wanted")
+}
+
+// A mount table that shows the source deleted, as the kernel shows a
+// source replaced on the host side: it is told, once, until the table
+// shows the mount made again.
+func TestASourceTheMountTableShowsDeletedIsTold(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	write(t, path, "v1\n")
+	table := fixtureWithMount(t, path)
+	root := "/var/lib/kubelet/pods/8c1f/volume-subpaths/cfg/app/1"
+	data, err := os.ReadFile(table)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(table, []byte(strings.Replace(string(data), root, root+"//deleted", 1)), 0o644))
+	logs := &logRecords{}
+	f, r := watchedByEvents(t, path, withMountInfo(table), WithLogger(slog.New(logs)))
+
+	errs := waitErrs(t, r, 2)
+	assert.ErrorIs(t, errs[1], ErrSourceReplaced)
+	assert.Contains(t, errs[1].Error(), "mount source replaced: "+root+" was replaced", "the source, without the kernel's mark")
+	assert.True(t, f.Stats().SourceReplaced)
+	f.Recheck()
+	replace(t, path, "v2\n") // a poll reading the file, as after the mount was made again
+	r.waitContent(t, "v2\n")
+	assert.True(t, f.Stats().SourceReplaced, "the table still says so")
+	assert.Len(t, r.errs(), 2, "told once: %s", r)
+
+	require.NoError(t, os.WriteFile(table, data, 0o644)) // the mount made again
+	replace(t, path, "v3\n")
+	r.waitContent(t, "v3\n")
+	assert.False(t, f.Stats().SourceReplaced)
+	assert.Contains(t, logs.at(slog.LevelInfo), "INFO keepwatch: mount source back")
 }
 
 func TestNoMountTableNoWarning(t *testing.T) {

@@ -31,6 +31,10 @@ type sink interface {
 	// checked says that a re-check found the file as the last read left
 	// it: the watch is looking.
 	checked()
+	// attributes says that an event told of a change of attributes (a
+	// link count among them: see mount.go), once the loop has carried out
+	// what the events asked.
+	attributes()
 }
 
 // loopKind is how a loop notices changes.
@@ -81,6 +85,8 @@ type watchLoop struct {
 	queued, late []decide.Event // the queue's, kept from one read to the next
 	held, more   []decide.Event // taken from the notifier, not handed in yet (see event); kept from one batch to the next
 	lateFacts    *eventFacts    // facts for the late events, apart from the queued ones'
+
+	attribSeen bool // an event told of a change of attributes, not told to the sink yet (watch_loop_attrib.go)
 }
 
 // openLoop creates a notifier and makes it watch what the path depends
@@ -203,6 +209,7 @@ func (l *watchLoop) loop(ctx context.Context, look <-chan struct{}) error {
 		if err != nil {
 			return err
 		}
+		l.tellAttributes()
 	}
 }
 
@@ -241,6 +248,7 @@ func (l *watchLoop) event(ev decide.Event) error {
 	for i := range l.held {
 		l.held[i].Name = cleanName(l.held[i])
 	}
+	l.noteAttributes(l.held)
 	for len(l.held) > 0 {
 		f := l.facts.gather(l.held, &l.res.Resolution)
 		d, n := l.d.Events(l.held, f, time.Now())
@@ -462,6 +470,8 @@ func (l *watchLoop) takeQueue(truncation bool) (decide.Queue, bool) {
 	for i := range late {
 		late[i].Name = cleanName(late[i])
 	}
+	l.noteAttributes(queued)
+	l.noteAttributes(late)
 	q := decide.Queue{Queued: queued, Late: late}
 	q.QueuedFacts = l.facts.gather(queued, &l.res.Resolution)
 	q.LateFacts = q.QueuedFacts

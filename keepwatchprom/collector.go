@@ -123,7 +123,9 @@ var (
 	mode = desc("keepwatch_watch_mode",
 		"1 for how the provider notices changes now (events, polling, retrying, stopped), 0 for the other modes.", "path", "mode")
 	subPath = desc("keepwatch_watch_subpath_mount",
-		"1 if the file is a single file bind-mounted (a Kubernetes subPath mount), which kubelet never updates in a running pod.", "path")
+		"1 if the file is a single file mounted on its own (a Kubernetes subPath mount, docker's -v of a file): edits in place of its source arrive, a replacement does not.", "path")
+	sourceReplaced = desc("keepwatch_watch_mount_source_replaced",
+		"1 while the source of the single file mounted at the path is replaced on the host side: the mount holds the old file, and no change arrives until a restart.", "path")
 	lastRead = desc("keepwatch_watch_last_read_timestamp_seconds",
 		"When the watch last read the file (its first read and each delivery included), in seconds since the epoch.", "path")
 	lastCheck = desc("keepwatch_watch_last_check_timestamp_seconds",
@@ -147,7 +149,7 @@ var modes = []file.Mode{file.ModeEvents, file.ModePolling, file.ModeRetrying, fi
 // Describe sends the descriptors of every metric the collector exports.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{reloadSuccessful, reloadTimestamp, reloads, reloadsFailed, configInfo, comparable,
-		updates, watchErrors, restarts, mode, subPath, lastRead, lastCheck,
+		updates, watchErrors, restarts, mode, subPath, sourceReplaced, lastRead, lastCheck,
 		rotations, rotationsRejected, rotationSuccessful, rotationTimestamp, notAfter} {
 		ch <- d
 	}
@@ -250,6 +252,7 @@ func collectProvider(ch chan<- prometheus.Metric, st file.Stats) {
 		gauge(mode, bit(st.Mode == m), string(m))
 	}
 	gauge(subPath, bit(st.SubPath))
+	gauge(sourceReplaced, bit(st.SourceReplaced))
 	if !st.LastRead.IsZero() {
 		gauge(lastRead, seconds(st.LastRead.UnixNano()))
 	}

@@ -84,17 +84,21 @@ type config livestats.Stats
 
 func (c *config) Stats() livestats.Stats { return livestats.Stats(*c) }
 
-// Polling, a subPath mount and a watch that never read: as the alerts
-// expect them.
+// Polling, a single file mounted on its own, one whose source was
+// replaced, and a watch that never read: as the alerts expect them.
 func TestProviderStates(t *testing.T) {
 	col := keepwatchprom.NewCollector()
 	col.AddProvider(stats{Path: "/nfs/app.yaml", Mode: file.ModePolling, Restarts: 1},
-		stats{Path: "/etc/app/config.yaml", Mode: file.ModeEvents, SubPath: true, Errors: 1})
+		stats{Path: "/etc/app/config.yaml", Mode: file.ModeEvents, SubPath: true, Errors: 1},
+		stats{Path: "/etc/app/replaced.yaml", Mode: file.ModeEvents, SubPath: true, SourceReplaced: true, Errors: 2})
 	m := scrape(t, registry(col))
 	assert.Equal(t, 1.0, m["keepwatch_watch_mode{mode=polling,path=/nfs/app.yaml}"])
 	assert.Equal(t, 0.0, m["keepwatch_watch_mode{mode=events,path=/nfs/app.yaml}"])
 	assert.Equal(t, 1.0, m["keepwatch_watch_restarts_total{path=/nfs/app.yaml}"])
 	assert.Equal(t, 1.0, m["keepwatch_watch_subpath_mount{path=/etc/app/config.yaml}"])
+	assert.Equal(t, 0.0, m["keepwatch_watch_mount_source_replaced{path=/etc/app/config.yaml}"])
+	assert.Equal(t, 1.0, m["keepwatch_watch_mount_source_replaced{path=/etc/app/replaced.yaml}"])
+	assert.Equal(t, 0.0, m["keepwatch_watch_mount_source_replaced{path=/nfs/app.yaml}"])
 	assert.Equal(t, 1.0, m["keepwatch_watch_errors_total{path=/etc/app/config.yaml}"])
 	assert.NotContains(t, m, "keepwatch_watch_last_read_timestamp_seconds{path=/nfs/app.yaml}", "never read: no timestamp, rather than 1970")
 	assert.NotContains(t, m, "keepwatch_watch_last_check_timestamp_seconds{path=/nfs/app.yaml}", "never checked")
@@ -171,7 +175,7 @@ func TestATLSWatcher(t *testing.T) {
 	assert.Equal(t, float64(first.notAfter.Unix()), m["keepwatch_tls_certificate_expiration_timestamp_seconds"+l])
 	assert.InDelta(t, float64(time.Now().Unix()), m["keepwatch_tls_last_rotation_timestamp_seconds"+l], 60)
 	assert.Equal(t, 1.0, m["keepwatch_watch_mode{mode=events,path="+v.Dir+"}"], "the watch of its files, as a provider's")
-	assert.Len(t, m, 5+3+4+3, "nothing else: %v", m)
+	assert.Len(t, m, 5+3+4+4, "nothing else: %v", m)
 
 	// A pair whose key is another certificate's: refused, the one in
 	// force stays.

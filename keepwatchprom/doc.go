@@ -3,7 +3,8 @@
 // did, how many reloads it made and how many failed, and which config is
 // in force (an identity the replicas of a service can be compared by);
 // for each provider, its updates, problems and re-arms, how it watches,
-// whether it is a subPath mount, and when it last read its file; for each
+// whether it is a single file mounted on its own and whether that mount's
+// source was replaced since, and when it last read its file; for each
 // TLS certificate watcher (package tlscert), the pairs it put in force and
 // refused, and when the certificate in force expires.
 //
@@ -35,7 +36,8 @@
 //	keepwatch_watch_errors_total{path}                              counter problems reported (file or watch)
 //	keepwatch_watch_restarts_total{path}                            counter watches re-armed, or fallen back to polling, after a failure
 //	keepwatch_watch_mode{path,mode}                                 gauge   1 for the mode the watch is in (events, polling, retrying, stopped), 0 for the others
-//	keepwatch_watch_subpath_mount{path}                             gauge   1 if the file is a subPath mount, which never changes in a running pod
+//	keepwatch_watch_subpath_mount{path}                             gauge   1 if the file is a single file mounted on its own (a subPath, docker's -v of a file)
+//	keepwatch_watch_mount_source_replaced{path}                     gauge   1 while that mount's source is replaced: its changes no longer arrive
 //	keepwatch_watch_last_read_timestamp_seconds{path}               gauge   when the watch last read the file (its start counts); absent until it did
 //	keepwatch_watch_last_check_timestamp_seconds{path}              gauge   when the watch last made sure of the file: a read, or a re-check that found it unchanged
 //	keepwatch_tls_rotations_total{path}                             counter TLS pairs put in force, New's included

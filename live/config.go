@@ -75,8 +75,9 @@ type Config struct {
 	// means koanf's "." delimiter.
 	Conf koanf.Conf
 
-	// Logger, if set, logs each failed reload at WARN, the first good one
-	// after at INFO, and each reload at DEBUG. Default: slog.Default at
+	// Logger, if set, logs each config published at INFO (the first, and
+	// each reload, with its reason and generation), and each failed
+	// reload at WARN. Default: slog.Default at
 	// the time of each record.
 	Logger *slog.Logger
 

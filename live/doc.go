@@ -39,8 +39,11 @@
 //   - counted in Stats (Rejected, LastError);
 //   - told to OnError, if set.
 //
-// The first good reload after failures is logged at INFO; every other
-// reload at DEBUG. Every record names the config (its Name, or else the
+// Each config published is logged once at INFO, as Prometheus and nginx
+// log theirs: the first ("config loaded", generation 1) and each reload
+// ("config reloaded", with its reason, the path whose change it was and
+// the config's generation; "config reloaded, the failure is over" after
+// failures). Every record names the config (its Name, or else the
 // paths it watches) and carries the paths it watches, and every error
 // names the config too: with no Name, a config watching one file names
 // that file in its errors, a parse error's included.

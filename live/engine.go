@@ -46,6 +46,7 @@ type engine[T any] struct {
 	// readiness probe or a metrics scrape never waits for a reload.
 	statsMu sync.Mutex
 	stats   Stats
+	watched []Watcher // the owner's Watch, as start took it
 }
 
 // snapshot is one publication: the koanf instance and the value built from
@@ -111,6 +112,7 @@ func (e *engine[T]) start(s spec[T]) error {
 	if err := e.reloadLocked(reasonStart, ""); err != nil {
 		return err
 	}
+	e.loaded()
 	for i, w := range s.watch {
 		if err := w.Watch(e.callback(w)); err != nil {
 			for _, started := range s.watch[:i] {
@@ -126,9 +128,7 @@ func (e *engine[T]) start(s spec[T]) error {
 	return nil
 }
 
-// take takes the owner's fields for this start. A config without an
-// identity says so once, at its first start: its replicas cannot be
-// compared.
+// take takes the owner's fields for this start.
 func (e *engine[T]) take(s spec[T]) {
 	e.spec = s
 	var paths []string
@@ -137,11 +137,32 @@ func (e *engine[T]) take(s spec[T]) {
 	e.statsMu.Lock()
 	e.stats.Name = e.label
 	e.stats.Comparable = s.identity.comparable()
+	e.watched = s.watch
 	e.statsMu.Unlock()
-	if !e.told && !s.identity.comparable() {
-		e.told = true
-		e.log(slog.LevelInfo, "keepwatch: config has no identity, its replicas cannot be compared; give it an IdentityKey")
+}
+
+// loaded logs the first config published, as each reload after it is, at
+// INFO, with more (StartWait's attempts). A config without an identity
+// says so once, at DEBUG: a single replica needs none, and a fleet's
+// metrics tell it (keepwatch_config_comparable).
+func (e *engine[T]) loaded(more ...slog.Attr) {
+	msg := "keepwatch: config loaded"
+	if len(more) > 0 {
+		msg = "keepwatch: config loaded, the wait is over"
 	}
+	e.log(slog.LevelInfo, msg, append([]slog.Attr{e.generation()}, more...)...)
+	if !e.told && !e.spec.identity.comparable() {
+		e.told = true
+		e.log(slog.LevelDebug, "keepwatch: config has no identity, its replicas cannot be compared; give it an IdentityKey")
+	}
+}
+
+// generation is the record of the config in force's generation: 1 for the
+// first published, counting each (Stats.Published).
+func (e *engine[T]) generation() slog.Attr {
+	e.statsMu.Lock()
+	defer e.statsMu.Unlock()
+	return slog.Uint64("generation", e.stats.Published)
 }
 
 // label is the name of the config in its records, errors and metrics: its
@@ -237,15 +258,7 @@ func (e *engine[T]) reloadLocked(reason, changed string) error {
 	e.stats.LastSucceeded = true
 	e.stats.Identity = id
 	e.statsMu.Unlock()
-	switch {
-	case e.failing:
-		e.failing = false
-		e.log(slog.LevelInfo, "keepwatch: config reloaded, the failure is over", slog.String("reason", reason))
-	case old == nil:
-		e.log(slog.LevelDebug, "keepwatch: config loaded")
-	default:
-		e.log(slog.LevelDebug, "keepwatch: config reloaded", slog.String("reason", reason))
-	}
+	e.logReload(reason, changed, old == nil)
 	if old != nil {
 		for _, s := range e.subs {
 			s.fn(old.v, next.v)
@@ -253,6 +266,27 @@ func (e *engine[T]) reloadLocked(reason, changed string) error {
 		e.closeUnless(old.v, next.v)
 	}
 	return nil
+}
+
+// logReload logs a reload that published its config, at INFO, as
+// Prometheus and nginx log theirs, with the config's generation and why:
+// so that what a change did shows. The first config's record is its
+// starter's (loaded).
+func (e *engine[T]) logReload(reason, changed string, first bool) {
+	if first {
+		e.failing = false
+		return
+	}
+	attrs := []slog.Attr{slog.String("reason", reason), e.generation()}
+	if changed != "" {
+		attrs = append(attrs, slog.String("changed", changed))
+	}
+	msg := "keepwatch: config reloaded"
+	if e.failing {
+		e.failing = false
+		msg = "keepwatch: config reloaded, the failure is over"
+	}
+	e.log(slog.LevelInfo, msg, attrs...)
 }
 
 // build loads a fresh koanf instance, builds the value and validates it.
@@ -366,13 +400,37 @@ func (e *engine[T]) snapshotStats() Stats {
 // first start, the config is named, and said comparable or not, as start
 // will.
 func (e *engine[T]) statsOf(s func() spec[T]) Stats {
-	st := e.snapshotStats()
+	st, watched := e.snapshotStats(), e.watchedNow()
 	if st.Name == "" {
 		sp := s()
 		st.Name, _ = sp.label()
 		st.Comparable = sp.identity.comparable()
+		watched = sp.watch
 	}
+	st.SourceReplaced = replacedSources(watched)
 	return st
+}
+
+// watchedNow is what the config watches, as its last start took it.
+func (e *engine[T]) watchedNow() []Watcher {
+	e.statsMu.Lock()
+	defer e.statsMu.Unlock()
+	return e.watched
+}
+
+// replacedSources lists the paths of the keepwatch providers in watch
+// whose single file mounted on its own had its source replaced: no change
+// of them reaches the config until the mount is made again.
+func replacedSources(watch []Watcher) []string {
+	var out []string
+	for _, w := range watch {
+		if s, ok := w.(interface{ Stats() file.Stats }); ok {
+			if st := s.Stats(); st.SourceReplaced {
+				out = append(out, st.Path)
+			}
+		}
+	}
+	return out
 }
 
 func (e *engine[T]) close() error {

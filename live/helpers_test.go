@@ -21,8 +21,15 @@ import (
 	"go.uber.org/goleak"
 )
 
-// noIdentity is the record of a config started without an identity.
-const noIdentity = "INFO keepwatch: config has no identity, its replicas cannot be compared; give it an IdentityKey"
+// The records of a live config's start and reloads: a config started
+// without an identity says so at DEBUG.
+const (
+	noIdentity  = "DEBUG keepwatch: config has no identity, its replicas cannot be compared; give it an IdentityKey"
+	loaded      = "INFO keepwatch: config loaded"
+	reloaded    = "INFO keepwatch: config reloaded"
+	failureOver = "INFO keepwatch: config reloaded, the failure is over"
+	notReloaded = "WARN keepwatch: config not reloaded, the last good one stays in force"
+)
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
@@ -149,6 +156,15 @@ func (l *logRecords) at(level slog.Level) []string {
 		out = append(out, r.Level.String()+" "+r.Message)
 	}
 	return out
+}
+
+// waitAt waits until there are n records at level or above, and returns
+// them as at does: a reload's record is made right after it is published,
+// which a test that waited for the config may see first.
+func (l *logRecords) waitAt(t *testing.T, level slog.Level, n int) []string {
+	t.Helper()
+	require.Eventually(t, func() bool { return len(l.at(level)) >= n }, waitFor, tick, "records: %v", l.at(level))
+	return l.at(level)
 }
 
 // records returns the records at level or above.

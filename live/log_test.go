@@ -68,7 +68,7 @@ func TestOnErrorIsToldOfEachFailureAfterStart(t *testing.T) {
 	require.Error(t, err)
 	assert.Regexp(t, `^keepwatch: config `+path+` not loaded: yaml: `, err.Error())
 	assert.Empty(t, reported.all(), "a failed Start is not told to OnError")
-	assert.Equal(t, []string{noIdentity}, logs.at(slog.LevelInfo), "nor logged: only that the config has no identity, once")
+	assert.Empty(t, logs.at(slog.LevelDebug), "nor logged")
 	st := c.Stats()
 	assert.Zero(t, st.Rejected, "nor counted as a rejection: Start may be tried again")
 	assert.False(t, st.LastSucceeded)
@@ -79,8 +79,8 @@ func TestOnErrorIsToldOfEachFailureAfterStart(t *testing.T) {
 	start(t, c)
 	replace(t, path, "a: [\n")
 	errs := reported.waitLen(t, 1)
-	assert.Equal(t, []string{noIdentity, "WARN keepwatch: config not reloaded, the last good one stays in force"}, logs.at(slog.LevelInfo),
-		"no identity told once, though Start was called twice")
+	assert.Equal(t, []string{loaded, noIdentity, notReloaded}, logs.at(slog.LevelDebug),
+		"no identity told once, once a config is in force")
 	assert.Equal(t, errs[0].Error(), attrs(logs.records(slog.LevelWarn)[0])["error"], "the log and OnError tell one error")
 	err = c.Reload()
 	require.Error(t, err, "a failed Reload is returned, logged and told")
@@ -118,7 +118,7 @@ func TestProblemsOfWatchedProviders(t *testing.T) {
 		require.NoError(t, os.Remove(path))
 		errs := reported.waitLen(t, 1)
 		assert.ErrorIs(t, errs[0], fs.ErrNotExist)
-		assert.Equal(t, []string{noIdentity}, logs.at(slog.LevelInfo), "the provider logged it, to its own logger")
+		assert.Equal(t, []string{loaded}, logs.at(slog.LevelInfo), "the provider logged it, to its own logger")
 	})
 }
 
@@ -170,4 +170,41 @@ func TestAnUnnamedConfigThatWatchesNoFileIsNamedByItsType(t *testing.T) {
 	require.Len(t, warns, 2)
 	assert.Equal(t, "live.Config", attrs(warns[0])["config"])
 	assert.Equal(t, "live.Value[live_test.App]", attrs(warns[1])["config"])
+}
+
+// Each reload that publishes its config is logged at INFO, with its
+// reason and the config's generation, as Prometheus and nginx log theirs:
+// Start's, each change's, Reload's, and the one that ends failures; a
+// config that is not reloaded, at WARN.
+func TestEachReloadIsLoggedAtInfo(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	write(t, path, "a: 1\n")
+	f := provider(t, path)
+	logs := &logRecords{}
+	var reported errorLog
+	c := start(t, &live.Config{Name: "app", Load: loadYAML(f), Watch: []live.Watcher{f}, OnError: reported.add, Logger: logs.logger()})
+	replace(t, path, "a: 2\n")
+	waitKoanf(t, c, func(k *koanf.Koanf) bool { return k.Int("a") == 2 })
+	require.NoError(t, c.Reload())
+	replace(t, path, "a: [\n")
+	reported.waitLen(t, 1)
+	replace(t, path, "a: 3\n")
+	waitKoanf(t, c, func(k *koanf.Koanf) bool { return k.Int("a") == 3 })
+	logs.waitAt(t, slog.LevelInfo, 5)
+
+	var got []map[string]string
+	for _, r := range logs.records(slog.LevelInfo) {
+		a := attrs(r)
+		delete(a, "paths")
+		delete(a, "error")
+		a["msg"] = r.Level.String() + " " + r.Message
+		got = append(got, a)
+	}
+	assert.Equal(t, []map[string]string{
+		{"msg": loaded, "config": "app", "generation": "1"},
+		{"msg": reloaded, "config": "app", "reason": "change", "generation": "2", "changed": path},
+		{"msg": reloaded, "config": "app", "reason": "request", "generation": "3"},
+		{"msg": notReloaded, "config": "app", "reason": "change", "changed": path},
+		{"msg": failureOver, "config": "app", "reason": "change", "generation": "4", "changed": path},
+	}, got)
 }

@@ -50,7 +50,9 @@ func ready(st Stats) error {
 //
 // The body has a line for each config: "ok" or "waiting", its name, and
 // what it knows: when the config in force was published, its Identity,
-// and when the last reload failed, if it did since. Error texts are left
+// when the last reload failed, if it did since, and which of its files is
+// a single file mounted on its own whose source was replaced (their
+// changes no longer arrive; Stats.SourceReplaced). Error texts are left
 // out, because a parse or decode error may quote a value from the file, a
 // Secret's too: they are in the log and in Stats.
 func ReadyHandler(configs ...Reporter) http.Handler {
@@ -83,7 +85,7 @@ func readyLine(st Stats) string {
 		if st.LastError != nil {
 			s += "; the last attempt failed at " + stamp(st.LastErrorTime) + " (the error is in the log)"
 		}
-		return s
+		return s + replaced(st)
 	}
 	s := "ok      " + name + ": in force since " + stamp(st.LastPublished)
 	switch {
@@ -94,6 +96,17 @@ func readyLine(st Stats) string {
 	}
 	if !st.LastSucceeded {
 		s += "; a reload failed at " + stamp(st.LastErrorTime) + " and was rejected, the config in force stays (the error is in the log)"
+	}
+	return s + replaced(st)
+}
+
+// replaced says which of the config's files are single files mounted on
+// their own whose source was replaced: their changes no longer arrive.
+// The config in force serves on, so it stays ready.
+func replaced(st Stats) string {
+	var s string
+	for _, p := range st.SourceReplaced {
+		s += "; " + p + ": its mount's source was replaced, its changes no longer arrive until a restart (the log says more)"
 	}
 	return s
 }

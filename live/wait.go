@@ -39,13 +39,9 @@ func (e *engine[T]) startWait(ctx context.Context, s spec[T]) error {
 	delay := firstRetry
 	for {
 		attempts++
-		err := e.attempt(watched)
+		err := e.attempt(watched, attempts, began)
 		switch {
 		case err == nil:
-			if attempts > 1 {
-				e.log(slog.LevelInfo, "keepwatch: config loaded, the wait is over",
-					slog.Int("attempts", attempts), slog.Duration("waited", time.Since(began).Round(time.Millisecond)))
-			}
 			if len(s.watch) == 0 {
 				e.log(slog.LevelWarn, "keepwatch: config watches nothing: it reloads only when Reload is called")
 			}
@@ -89,8 +85,9 @@ func (e *engine[T]) begin(s spec[T]) error {
 // keepwatch provider without file.WithWaitForPath, or koanf's stock one,
 // on a path that is not there yet) is tried again at the next attempt; a
 // wait that Close ended ends before it, so that a Watch failing every time
-// cannot keep it going.
-func (e *engine[T]) attempt(watched []bool) error {
+// cannot keep it going. It logs the config it published, and the wait
+// that the attempt at began ends.
+func (e *engine[T]) attempt(watched []bool, attempts int, began time.Time) error {
 	if e.closed() {
 		return errClosed
 	}
@@ -112,6 +109,11 @@ func (e *engine[T]) attempt(watched []bool) error {
 	}
 	if err := e.reloadLocked(reasonStart, ""); err != nil {
 		return err
+	}
+	if attempts > 1 {
+		e.loaded(slog.Int("attempts", attempts), slog.Duration("waited", time.Since(began).Round(time.Millisecond)))
+	} else {
+		e.loaded()
 	}
 	e.state = stateStarted
 	return nil

@@ -92,11 +92,11 @@ func TestStartWaitWaitsForAGoodConfigAndStaysReadyThroughABadPush(t *testing.T) 
 	assert.Regexp(t, `^ok      app: in force since \S+, no identity: replicas cannot be compared\n$`, body)
 	assert.Empty(t, reported.all(), "the wait's failures are not OnError's")
 	assert.Equal(t, []string{
-		noIdentity,
 		"WARN keepwatch: no good config yet, waiting for one", // missing
 		"WARN keepwatch: no good config yet, waiting for one", // rejected
 		"INFO keepwatch: config loaded, the wait is over",
 	}, logs.at(slog.LevelInfo))
+	assert.Equal(t, "1", attrs(logs.records(slog.LevelInfo)[2])["generation"])
 
 	// A bad push: still ready, and the probe says the reload failed.
 	v.update(map[string]string{"app.yaml": "port: 0\n"})

@@ -55,6 +55,14 @@ type Stats struct {
 	// replicas that run different configs cannot be told apart, and no
 	// alert on their disagreement can fire.
 	Comparable bool
+
+	// SourceReplaced lists the paths the config watches that are single
+	// files mounted on their own (a Kubernetes subPath, docker's -v of a
+	// file) whose source was replaced on the host side: no change of them
+	// reaches the config until the mount is made again, the container or
+	// pod restarted (the provider's Stats.SourceReplaced). Empty, and left
+	// out of the JSON, while there is none.
+	SourceReplaced []string `json:",omitempty"`
 }
 
 // MarshalJSON renders the stats as JSON, with LastError as its text.

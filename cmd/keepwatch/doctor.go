@@ -20,6 +20,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 	keepwatch "github.com/keepwatch/file"
 	"github.com/keepwatch/file/internal/chain"
+	"github.com/keepwatch/file/internal/filemount"
 	"github.com/keepwatch/file/internal/fsinfo"
 	"github.com/keepwatch/file/internal/mountinfo"
 	"github.com/keepwatch/file/internal/writers"
@@ -27,12 +28,15 @@ import (
 
 const doctorAbout = `Checks what decides whether changes reach a running process: the symlink
 chain to each file, whether it lives in a kubelet volume (ConfigMap,
-Secret, projected), whether it is a subPath bind mount, the filesystem and
-whether file events work there, and the inotify instances and watches in
-use against the limits. For a set (a directory, a glob, or -set) it judges
-the directory as file.Set and file.Glob read it: kubelet volume or not, and
-each member's chain and file. Off Linux it says which of these it cannot
-check. Exits 1 if it finds a problem that stops hot reload, 0 otherwise.
+Secret, projected), whether it is a single file mounted on its own (a
+Kubernetes subPath, docker's -v of a file: edits in place of its source
+arrive, a replacement does not) and whether its source was replaced, the
+filesystem and whether file events work there, and the inotify instances
+and watches in use against the limits. For a set (a directory, a glob, or
+-set) it judges the directory as file.Set and file.Glob read it: kubelet
+volume or not, and each member's chain and file. Off Linux it says which of
+these it cannot check. Exits 1 if it finds a problem that stops hot reload
+(a mount's source replaced among them), 0 otherwise.
 
 ` + pathsHelp
 
@@ -54,6 +58,7 @@ func (s severity) String() string {
 type report struct {
 	out       io.Writer
 	worst     severity
+	mounted   int              // the warnings that a file is a single file mounted on its own
 	unchecked []string         // the checks it could not make here
 	current   string           // the target being judged
 	troubled  []string         // the targets with a problem, in order
@@ -120,15 +125,21 @@ func doctorCmd(args []string, stdout, stderr io.Writer) error {
 	r.limits()
 
 	fmt.Fprintln(stdout)
-	switch r.worst {
-	case problem:
+	switch {
+	case r.worst == problem:
 		in := ""
 		if len(targets) > 1 {
 			in = " (in " + strings.Join(r.troubled, ", ") + ")"
 		}
 		fmt.Fprintf(stdout, "verdict: hot reload will NOT work until the problems above are fixed%s\n", in)
 		return errProblems
-	case warn:
+	case r.mounted > 0:
+		more := ""
+		if r.count[warn] > r.mounted {
+			more = "; read the other warnings above"
+		}
+		fmt.Fprintf(stdout, "verdict: hot reload will work for edits in place only: a replacement of the mounted file does not arrive; mount the directory instead%s\n", more)
+	case r.worst == warn:
 		fmt.Fprintln(stdout, "verdict: hot reload will work with keepwatch; read the warnings above")
 	default:
 		fmt.Fprintln(stdout, "verdict: hot reload will work")
@@ -363,7 +374,7 @@ func volumeKeys(dir string) string {
 // mountTable reads the mount table, or says why it cannot.
 func (r *report) mountTable(table string) ([]mountinfo.Mount, bool) {
 	if table == mountinfo.Path && !hasMountTable {
-		r.skip("subPath", "no mount table here; run the doctor in the pod, or pass a copy of its /proc/1/mountinfo with -mountinfo")
+		r.skip(fileMountCheck, "no mount table here; run the doctor in the container, or pass a copy of its /proc/1/mountinfo with -mountinfo")
 		return nil, false
 	}
 	mounts, err := mountinfo.ReadFile(table)
@@ -384,23 +395,58 @@ func (r *report) mount(abs, real, table string) {
 		realDir = filepath.Dir(real)
 	}
 	if !r.fileMount(mounts, abs, real) && !r.dirMount(mounts, filepath.Dir(abs), realDir) {
-		r.add(ok, "subPath", "not a single-file bind mount")
+		r.add(ok, fileMountCheck, "not a single file mounted on its own")
 	}
 	r.containing(mounts, abs)
 }
 
-// fileMount reports a file bind-mounted on its own, at abs or where it
-// resolves to, and whether there is one.
+// fileMountCheck names the check of a single file mounted on its own.
+const fileMountCheck = "file mount"
+
+// fileMount reports a single file mounted on its own (a Kubernetes
+// subPath, docker's -v of a file), at abs or where it resolves to, and
+// whether there is one: edits in place of its source arrive, so hot
+// reload works for them, and a replacement does not; its source replaced
+// already is a problem, judged as the library judges it
+// (internal/filemount).
 func (r *report) fileMount(mounts []mountinfo.Mount, abs, real string) bool {
 	paths := []string{abs}
 	if real != "" && real != abs {
 		paths = append(paths, real)
 	}
 	m, found := mountinfo.FileMount(mounts, paths...)
-	if found {
-		r.add(problem, "subPath", "%s is a bind mount of a single file (from %s): a Kubernetes subPath mount, which kubelet never updates in a running pod; mount the volume as a directory and read the file inside it", m.Point, m.Root)
+	if !found {
+		return false
 	}
-	return found
+	f := filemount.Facts{Mounted: true, Root: m.Root}
+	f.Links, f.Resolves = links(m.Point)
+	source := filemount.Source(m.Root)
+	if filemount.Judge(f) == filemount.Replaced {
+		r.add(problem, fileMountCheck, "%s is a single file mounted on its own, and its source was replaced on the host side (%s): the mount keeps the old file, and no change reaches it until the mount is made again (restart the container); mount the directory instead",
+			m.Point, replacedBy(m.Root, f))
+		return true
+	}
+	r.mounted++
+	if mountinfo.IsSubPath(m) {
+		r.add(warn, fileMountCheck, "%s is a single file mounted on its own (from %s): a Kubernetes subPath mount; kubelet's updates of its ConfigMap or Secret replace the file, and never arrive (the mount keeps the old file until the container restarts); an edit in place of its source does arrive; mount the volume as a directory instead",
+			m.Point, source)
+		return true
+	}
+	r.add(warn, fileMountCheck, "%s is a single file mounted on its own (from %s): an edit in place of its source arrives; a replacement of the source (sed -i, most editors' saves, mv) never does, and the mount keeps the old file until the container restarts; mount the directory instead",
+		m.Point, source)
+	return true
+}
+
+// replacedBy says what shows that a mount's source was replaced.
+func replacedBy(root string, f filemount.Facts) string {
+	var why []string
+	if f.Root != filemount.Source(f.Root) {
+		why = append(why, "the mount table shows "+root)
+	}
+	if f.Resolves && f.Links == 0 {
+		why = append(why, "the file it holds has no name left")
+	}
+	return strings.Join(why, "; ")
 }
 
 // containing names the mount path lives in, and the kind of volume.

@@ -146,3 +146,13 @@ func fileOwner(f *os.File) string {
 	}
 	return ""
 }
+
+// links returns how many names the file at path has, and whether it
+// could tell.
+func links(path string) (uint64, bool) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		return 0, false
+	}
+	return uint64(st.Nlink), true
+}

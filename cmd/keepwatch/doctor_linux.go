@@ -13,7 +13,7 @@ import (
 const (
 	eventAPI      = "inotify"
 	eventCheck    = "inotify" // the name of the check that a watch works
-	hasMountTable = true      // /proc/self/mountinfo, for the subPath check
+	hasMountTable = true      // /proc/self/mountinfo, for the mount checks
 	hasFSTypes    = true      // statfs(2) names the filesystem
 )
 

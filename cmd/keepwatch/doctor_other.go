@@ -4,8 +4,8 @@ package main
 
 import "runtime"
 
-// What the doctor cannot check off Linux: the mount table (so no subPath
-// check, unless given a pod's), the filesystem's type, and inotify's
+// What the doctor cannot check off Linux: the mount table (so no check of
+// single files mounted on their own, unless given a pod's), the filesystem's type, and inotify's
 // limits. It says so rather than pass them.
 const (
 	eventCheck    = "events"

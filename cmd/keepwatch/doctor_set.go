@@ -15,13 +15,13 @@ import (
 
 // set judges a set's directory the way file.Set and file.Glob read it: the
 // directory's chain, kubelet volume or not, each member's chain and file,
-// the whole set read by the library, then subPath and filesystem as for a
-// file.
+// the whole set read by the library, then its mounts and filesystem as for
+// a file.
 func (r *report) set(t target, maxSize int64, table string) {
 	c := r.chain(t.path)
 	r.access(t.path, c.Real)
 	home := c.Home()
-	var files []string // each member as named and as read, for the subPath check
+	var files []string // each member as named and as read, for the mount check
 	if r.isDir(&c) {
 		home = c.Real
 		base, kubelet := r.volume(c.Real)
@@ -168,8 +168,8 @@ func (r *report) whole(t target, n int, maxSize int64) {
 	r.add(ok, "set", "reads as one: %d files, %d bytes in all (-max-size %d)%s", n, s.Stats().Size, maxSize, gen)
 }
 
-// setMount checks for subPath mounts: of the set's directory (or one
-// above it), or of any of its files on their own.
+// setMount checks for a subPath mount of the set's directory (or one above
+// it), and for any of its files mounted on its own.
 func (r *report) setMount(abs, dir string, files []string, table string) {
 	mounts, found := r.mountTable(table)
 	if !found {
@@ -182,7 +182,7 @@ func (r *report) setMount(abs, dir string, files []string, table string) {
 		}
 	}
 	if !bad {
-		r.add(ok, "subPath", "no subPath mount of the directory or of its files")
+		r.add(ok, fileMountCheck, "no file of the set mounted on its own, nor the directory with a subPath")
 	}
 	r.containing(mounts, abs)
 }

@@ -17,7 +17,10 @@
 // one line per change of the whole set.
 //
 // doctor exits with status 1 when it finds a problem that stops hot reload
-// (a subPath mount, a missing or unreadable file), 0 otherwise; both exit
+// (a single-file mount whose source was replaced, a subPath mount of a
+// directory, a missing or unreadable file), 0 otherwise: a single file
+// mounted on its own (a Kubernetes subPath, docker's -v of a file) is
+// warned of, for edits in place of its source do arrive; both exit
 // with status 2 on a usage error. Both take -wait for a program that gives
 // file.WithWaitForPath: a PATH that does not exist yet is waited for.
 package main

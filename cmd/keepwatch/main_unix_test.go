@@ -35,37 +35,50 @@ func TestDoctorOnAConfigMapVolume(t *testing.T) {
 	assert.Contains(t, stdout, "kubelet volume (ConfigMap, Secret or projected)")
 	assert.Contains(t, stdout, fmt.Sprintf("ok       %-11s a watch on ", eventCheck))
 	if runtime.GOOS == "linux" {
-		assert.Contains(t, stdout, "ok       subPath     not a single-file bind mount")
+		assert.Contains(t, stdout, "ok       file mount  not a single file mounted on its own")
 		assert.Regexp(t, `limits +uid \d+ uses \d+ of \d+ inotify instances`, stdout)
 	} else {
 		// What it cannot check here, it says it did not.
-		assert.Regexp(t, `subPath +not checked on `+runtime.GOOS, stdout)
+		assert.Regexp(t, `file mount +not checked on `+runtime.GOOS, stdout)
 		assert.Regexp(t, `limits +not checked on `+runtime.GOOS, stdout)
 	}
 	assert.Contains(t, stdout, "verdict: hot reload will work")
 }
 
-// A subPath mount as a pod's mount table shows it: the doctor says so and
-// fails.
+// A single file mounted on its own, as a pod's mount table shows a
+// subPath mount: the doctor warns that edits in place arrive and a
+// replacement does not, and passes, for edits in place do reload. Its
+// source replaced (the table shows it deleted) is a problem.
 func TestDoctorOnASubPathMount(t *testing.T) {
 	path := filepath.Join(tempDir(t), "config.yaml")
 	require.NoError(t, os.WriteFile(path, []byte("a: 1\n"), 0o644))
 	table := filepath.Join(tempDir(t), "mountinfo")
 	base, err := os.ReadFile("../../testdata/mountinfo-subpath")
 	require.NoError(t, err)
-	line := "1600 1581 259:1 /var/lib/kubelet/pods/8c1f/volume-subpaths/cfg/app/0 " + path + " ro,relatime - ext4 /dev/nvme0n1p1 rw\n"
+	const root = "/var/lib/kubelet/pods/8c1f/volume-subpaths/cfg/app/0"
+	line := "1600 1581 259:1 " + root + " " + path + " ro,relatime - ext4 /dev/nvme0n1p1 rw\n"
 	require.NoError(t, os.WriteFile(table, append(base, line...), 0o644))
 
 	stdout, _, code := runCmd(t, "doctor", "-mountinfo", table, path)
 	t.Log("\n" + stdout)
+	assert.Equal(t, 0, code)
+	assert.Contains(t, stdout, "warn     file mount  "+path+" is a single file mounted on its own (from "+root+"): a Kubernetes subPath mount; "+
+		"kubelet's updates of its ConfigMap or Secret replace the file, and never arrive")
+	assert.Contains(t, stdout, "verdict: hot reload will work for edits in place only: a replacement of the mounted file does not arrive; mount the directory instead\n")
+
+	line = strings.Replace(line, root, root+"//deleted", 1)
+	require.NoError(t, os.WriteFile(table, append(base, line...), 0o644))
+	stdout, _, code = runCmd(t, "doctor", "-mountinfo", table, path)
+	t.Log("\n" + stdout)
 	assert.Equal(t, 1, code)
-	assert.Contains(t, stdout, "PROBLEM  subPath     "+path+" is a bind mount of a single file")
+	assert.Contains(t, stdout, "PROBLEM  file mount  "+path+" is a single file mounted on its own, and its source was replaced on the host side "+
+		"(the mount table shows "+root+"//deleted): the mount keeps the old file")
 	assert.Contains(t, stdout, "verdict: hot reload will NOT work")
 
 	// The recorded pod's own subPath file, checked from its mount table.
 	stdout, _, code = runCmd(t, "doctor", "-mountinfo", "../../testdata/mountinfo-subpath", "/etc/app/config.yaml")
-	assert.Equal(t, 1, code)
-	assert.Contains(t, stdout, "PROBLEM  subPath     /etc/app/config.yaml is a bind mount")
+	assert.Equal(t, 1, code, "the chain fails: this machine has no /etc/app")
+	assert.Contains(t, stdout, "warn     file mount  /etc/app/config.yaml is a single file mounted on its own")
 
 	// A directory mounted with a subPath, given as a set's directory, and
 	// a file in it.

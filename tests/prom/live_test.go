@@ -160,12 +160,13 @@ func TestAServiceWithTwoLiveConfigs(t *testing.T) {
 		assert.Equal(t, 0.0, m["keepwatch_watch_errors_total"+l+"}"], p)
 		assert.Equal(t, 0.0, m["keepwatch_watch_restarts_total"+l+"}"], p)
 		assert.Equal(t, 0.0, m["keepwatch_watch_subpath_mount"+l+"}"], p)
+		assert.Equal(t, 0.0, m["keepwatch_watch_mount_source_replaced"+l+"}"], p)
 	}
 	read := m["keepwatch_watch_last_read_timestamp_seconds{path="+s.appFile.Stats().Path+"}"]
 	assert.InDelta(t, float64(started.UnixNano())/1e9, read, 60, "the watch's first read counts")
 	assert.GreaterOrEqual(t, m["keepwatch_watch_last_check_timestamp_seconds{path="+s.appFile.Stats().Path+"}"], read,
 		"a read is a check")
-	assert.Len(t, m, 2*6+2*(3+4+3), "nothing else: %v", m)
+	assert.Len(t, m, 2*6+2*(3+4+4), "nothing else: %v", m)
 
 	// A bad push: the reload fails, the identity stays that of the config
 	// in force.

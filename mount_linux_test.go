@@ -1,0 +1,124 @@
+package file
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/keepwatch/file/internal/decide"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// A single file mounted on its own, as docker's -v ./config.yaml:/etc/app/config.yaml
+// and a Kubernetes subPath make it, for real: a bind mount in a mount
+// namespace of the test's own. source is the file on the host side, point
+// where the container reads it.
+func fileMount(t *testing.T) (source, point string) {
+	t.Helper()
+	root := t.TempDir()
+	source = filepath.Join(root, "host", "config.yaml")
+	point = filepath.Join(root, "etc", "app", "config.yaml")
+	require.NoError(t, os.MkdirAll(filepath.Dir(source), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Dir(point), 0o755))
+	write(t, source, "v0\n")
+	write(t, point, "") // a mount point of a file is a file
+	bindMount(t, source, point)
+	return source, point
+}
+
+func bindMount(t *testing.T, source, point string) {
+	t.Helper()
+	require.NoError(t, unix.Mount(source, point, "", unix.MS_BIND, ""))
+	t.Cleanup(func() { _ = unix.Unmount(point, unix.MNT_DETACH) })
+}
+
+// Edits in place of the source arrive, each of them; a replacement of it
+// on the host side does not, and is told at once, by the file's own watch
+// (its link count drops to 0): with the re-check off, nothing else could
+// tell. The mount made again, the new file is delivered and the problem is
+// over.
+func TestASingleFileMountsReplacedSourceIsToldAtOnce(t *testing.T) {
+	needCaps(t, decide.Caps{Files: true}, "the file's own watch, which hears its link count drop")
+	if !inMountNamespace(t) {
+		return
+	}
+	source, point := fileMount(t)
+	logs := &logRecords{}
+	f, r := watchedByEvents(t, point, WithLogger(slog.New(logs)))
+	assert.ErrorIs(t, waitErrs(t, r, 1)[0], ErrSubPathMount)
+	assert.True(t, f.Stats().SubPath)
+
+	for i := 1; i <= 10; i++ {
+		write(t, source, fmt.Sprintf("v%d\n", i)) // in place: truncate, then write
+		r.waitContent(t, fmt.Sprintf("v%d\n", i))
+	}
+	assert.Equal(t, []string{"v1\n", "v2\n", "v3\n", "v4\n", "v5\n", "v6\n", "v7\n", "v8\n", "v9\n", "v10\n"}, r.contents(),
+		"each edit in place, once")
+	assert.False(t, f.Stats().SourceReplaced)
+
+	replace(t, source, "v11\n") // sed -i, an editor's save: a new file renamed over the source
+	err := r.waitErr(t, ErrSourceReplaced)
+	assert.Equal(t, "watch "+point+": keepwatch: mount source replaced: "+source+
+		" was replaced, and its changes no longer arrive; restart to read them, and mount the directory instead", err.Error())
+	assert.True(t, f.Stats().SourceReplaced)
+	assert.Contains(t, logs.at(slog.LevelWarn), "WARN keepwatch: mount source replaced, its changes no longer arrive; restart to read them, and mount the directory instead")
+	assert.Equal(t, "v10\n", r.contents()[9], "what the mount holds stays")
+	assert.Len(t, r.contents(), 10)
+
+	// The mount made again: the mount table changes, which the watch is
+	// told of (the re-check is off).
+	require.NoError(t, unix.Unmount(point, 0))
+	bindMount(t, source, point)
+	r.waitContent(t, "v11\n")
+	assert.False(t, f.Stats().SourceReplaced)
+	assert.Contains(t, logs.at(slog.LevelInfo), "INFO keepwatch: mount source back")
+	assert.Len(t, r.errs(), 2, "each problem told once: %s", r)
+}
+
+// Where no event tells (polling, or a backend that does not watch the file
+// itself), a poll or re-check finds a replaced source.
+func TestASingleFileMountsReplacedSourceIsFoundByAPoll(t *testing.T) {
+	if !inMountNamespace(t) {
+		return
+	}
+	source, point := fileMount(t)
+	f, r := watched(t, point, WithPolling(20*time.Millisecond))
+	write(t, source, "v1\n")
+	r.waitContent(t, "v1\n")
+	replace(t, source, "v2\n")
+	r.waitErr(t, ErrSourceReplaced)
+	assert.True(t, f.Stats().SourceReplaced)
+	assert.Equal(t, []string{"v1\n"}, r.contents())
+}
+
+// A watch that starts on a source replaced already says so at once, and
+// so does the next watch of the same provider: it is told once per watch
+// while it lasts, as the file's problems are.
+func TestAWatchStartedOnAReplacedSourceSaysSo(t *testing.T) {
+	if !inMountNamespace(t) {
+		return
+	}
+	source, point := fileMount(t)
+	replace(t, source, "v1\n")
+	logs := &logRecords{}
+	f, r := watchedByEvents(t, point, WithLogger(slog.New(logs)))
+	errs := waitErrs(t, r, 2)
+	assert.ErrorIs(t, errs[0], ErrSubPathMount)
+	assert.ErrorIs(t, errs[1], ErrSourceReplaced)
+	assert.True(t, f.Stats().SourceReplaced)
+	warns := strings.Join(logs.at(slog.LevelWarn), "\n")
+	assert.Contains(t, warns, "single-file mount: edits in place arrive, a replacement does not; mount the directory instead")
+	assert.Contains(t, warns, "mount source replaced")
+
+	shutdown(t, f)
+	next := newRecorder(f)
+	require.NoError(t, f.Watch(next.cb))
+	assert.ErrorIs(t, waitErrs(t, next, 1)[0], ErrSourceReplaced, "the single-file mount is told once per provider, the replacement to each watch")
+	assert.True(t, f.Stats().SourceReplaced)
+}
