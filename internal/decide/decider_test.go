@@ -280,6 +280,18 @@ func TestDecisions(t *testing.T) {
 			checked(100*time.Millisecond, false, 12, "prune; nothing"),
 			event(101*time.Millisecond, Event{Name: path, Op: OpCreate | OpMade}, facts(createdWritten, 12).withEntry(path, createdWritten), "nothing"),
 		}},
+		{"where the kernel does not say who writes, a read the file's times have believed starts the count of its openers: the next writer's close reads counted", false, counting, []step{
+			event(0, Event{Name: path, Op: OpWrite, Watch: 2}, asWritten, "nothing; wake +1s"),
+			event(time.Millisecond, Event{Name: path, Op: OpClose, Watch: 2}, asWritten, "resolve"),
+			resolved(time.Millisecond, resolution(written), false, nil, "read write"),
+			read(time.Millisecond, stamped(whole(ReasonWrite, written, 8), 50), "take queue"),
+			queue(time.Millisecond, Queue{}, "forward read; prune; nothing"),
+			event(time.Second, Event{Name: path, Op: OpWrite, Watch: 2}, asWritten, "nothing; wake +1s"),
+			event(time.Second, Event{Name: path, Op: OpClose, Watch: 2}, asWritten, "resolve"),
+			resolved(time.Second, resolution(written), false, nil, "stamp, take queue"),
+			queue(time.Second, Queue{Stamp: 51}, "read write, counted"),
+			read(time.Second, stamped(whole(ReasonWrite, written, 9), 51), "forward read; prune; nothing"),
+		}},
 		{"where the file's own watch tells its opens: a read that asked, and no one held the file, starts the count of its openers; a writer's close then reads first, counted, and is handed on before the path is resolved", false, counting, []step{
 			event(0, Event{Name: path, Op: OpWrite, Watch: 2}, asWritten, "nothing; wake +1s"),
 			event(time.Millisecond, Event{Name: path, Op: OpClose, Watch: 2}, asWritten, "resolve"),

@@ -290,12 +290,33 @@ func (d *Decider) judgeReadNow(r Read, now time.Time) {
 	d.readJudged(&r, v, now)
 }
 
+// countFromBelief starts the count of the openers of the file r read,
+// where the kernel did not say who writes it (not the file's owner, and no
+// CAP_LEASE; leases off) and the file's times had the read believed: they
+// took no writer to be at work on it, as the count takes the kernel's
+// "none" where it is given. From then on the file's own watch tells every
+// writer that opens it, and its reads are judged by the count, as the
+// owner's are; a writer that had it open already, and paused past the
+// times' pause, is heard once it writes again (docs/reliability.md).
+func (d *Decider) countFromBelief(r *Read) {
+	if !d.cfg.Caps.Opens || len(d.res.Files) != 1 {
+		return
+	}
+	if id := d.watches.own(d.res.Files[0], r.Info); id != 0 {
+		d.openers.start(id, r.Info)
+	}
+}
+
 // readJudged carries out what became of a read: one believed is handed
-// on.
+// on, and, where the kernel did not say who writes, starts the count of
+// the file's openers (countFromBelief).
 func (d *Decider) readJudged(r *Read, v outcome, now time.Time) {
 	if v == readBelieved {
 		d.believe(r, now)
 		d.out.Forward = ForwardRead
+		if d.readAsked && r.Err == nil && r.Writers == WritersUnknown {
+			d.countFromBelief(r)
+		}
 	}
 	d.judgedEvents()
 	d.afterJudgment(now)
