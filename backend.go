@@ -38,11 +38,12 @@ type backend interface {
 // handler takes what a backend reads, on the backend's goroutines. Neither
 // method may block.
 type handler interface {
-	// events takes a batch of events, in the kernel's order. It keeps
-	// none of the batch, which the backend may reuse, nor any event's
-	// name, whose bytes may be the backend's read buffer: a name handed
-	// on is a string made anew.
-	events(batch []rawEvent)
+	// events takes a batch of events, in the kernel's order, and reports
+	// whether it handed any on (a loop has work). It keeps none of the
+	// batch, which the backend may reuse, nor any event's name, whose
+	// bytes may be the backend's read buffer: a name handed on is a
+	// string made anew.
+	events(batch []rawEvent) bool
 	// failed takes the error that broke the backend; nothing follows it.
 	failed(err error)
 }

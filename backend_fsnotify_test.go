@@ -44,7 +44,7 @@ type selfRemovals struct {
 	ids map[int]bool
 }
 
-func (s *selfRemovals) events(batch []rawEvent) {
+func (s *selfRemovals) events(batch []rawEvent) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, ev := range batch {
@@ -52,6 +52,7 @@ func (s *selfRemovals) events(batch []rawEvent) {
 			s.ids[ev.id] = true
 		}
 	}
+	return true
 }
 
 func (s *selfRemovals) failed(error) {}

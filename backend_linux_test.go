@@ -62,8 +62,8 @@ func inotifyEvent(wd int32, mask uint32, name string) []byte {
 // nopHandler drops what a backend reads.
 type nopHandler struct{}
 
-func (nopHandler) events([]rawEvent) {}
-func (nopHandler) failed(error)      {}
+func (nopHandler) events([]rawEvent) bool { return false }
+func (nopHandler) failed(error)           {}
 
 func TestParseInotify(t *testing.T) {
 	var buf []byte

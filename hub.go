@@ -69,8 +69,8 @@ type instance struct {
 	subs map[*subscription]bool // guarded by h.mu
 }
 
-func (in *instance) events(batch []rawEvent) { in.h.dispatch(in, batch) }
-func (in *instance) failed(err error)        { in.h.fail(in, err) }
+func (in *instance) events(batch []rawEvent) bool { return in.h.dispatch(in, batch) }
+func (in *instance) failed(err error)             { in.h.fail(in, err) }
 
 func newHub(newBackend func(handler) (backend, error)) *hub {
 	return &hub{newBackend: newBackend}
@@ -105,11 +105,11 @@ func (h *hub) subscribe() (notifier, error) {
 }
 
 // dispatch hands each event on to the subscriptions that want it.
-func (h *hub) dispatch(in *instance, batch []rawEvent) {
+func (h *hub) dispatch(in *instance, batch []rawEvent) (handed bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.cur != in {
-		return
+		return false
 	}
 	for _, ev := range batch {
 		if ev.id == everyWatch {
@@ -119,6 +119,7 @@ func (h *hub) dispatch(in *instance, batch []rawEvent) {
 			for s := range in.subs {
 				if ev.name == "" || s.throughLocked(ev.name) {
 					s.deliverLocked(decide.Event{Op: decide.OpRescan})
+					handed = true
 				}
 			}
 			continue
@@ -130,14 +131,16 @@ func (h *hub) dispatch(in *instance, batch []rawEvent) {
 		for path, users := range w.paths {
 			if ev.name == "" {
 				h.selfEventLocked(path, ev.id, users, ev.op)
+				handed = handed || len(users) > 0
 				continue
 			}
-			h.entryEventLocked(path, ev.name, users, ev.op)
+			handed = h.entryEventLocked(path, ev.name, users, ev.op) || handed
 		}
 		if ev.op&decide.OpDropped != 0 {
 			h.droppedLocked(ev.id)
 		}
 	}
+	return handed
 }
 
 // entryEventLocked hands an event on the entry name of the watched
@@ -146,13 +149,13 @@ func (h *hub) dispatch(in *instance, batch []rawEvent) {
 // one (a kubelet payload's files, an editor's temporary file, on the way
 // to the one event that matters): the names are looked up from a buffer,
 // and the event's path is made a string only when it is handed on.
-func (h *hub) entryEventLocked(path, name string, users map[*subscription]bool, o decide.Op) {
+func (h *hub) entryEventLocked(path, name string, users map[*subscription]bool, o decide.Op) (handed bool) {
 	h.key = append(append(h.key[:0], path...), filepath.Separator)
 	every := h.names[string(h.key)] // those that want every entry of path
 	h.key = appendJoin(h.key[:0], path, name)
 	exact := h.names[string(h.key)]
 	if exact == nil && every == nil {
-		return
+		return false
 	}
 	var full string
 	if exact != nil {
@@ -163,13 +166,16 @@ func (h *hub) entryEventLocked(path, name string, users map[*subscription]bool, 
 	exact.each(func(s *subscription) {
 		if users[s] {
 			s.deliverLocked(decide.Event{Name: full, Op: o})
+			handed = true
 		}
 	})
 	every.each(func(s *subscription) {
 		if users[s] && !s.want[full] {
 			s.deliverLocked(decide.Event{Name: full, Op: o})
+			handed = true
 		}
 	})
+	return handed
 }
 
 // appendJoin appends filepath.Join(dir, name) to dst. For a clean dir and
