@@ -262,9 +262,13 @@ func (r *report) file(real string, maxSize int64) {
 }
 
 // writers says whether the kernel tells, to this process, who holds the
-// file open for writing, as the library asks it of each file it reads:
-// where it does, a writer no event told of is waited for until its close;
-// where it does not, it is given a short pause (reliability.md).
+// file open for writing, as the library asks it where its count of the
+// file's openers has not begun: where it does, a writer no event told of
+// is waited for until its close; where it does not, it is given a short
+// pause (reliability.md). And whether the file's change times tell every
+// change: where they do, no read of the watch holds a writer's open; where
+// they do not, the first read of a file new to the watch holds writers
+// out for the read.
 func (r *report) writers(real string) {
 	if real == "" {
 		return
@@ -279,18 +283,36 @@ func (r *report) writers(real string) {
 	case a == writers.Open:
 		r.add(warn, "writers", "someone holds the file open for writing now: the watch waits for its close (or a second without a write) before it reads")
 	case a == writers.None:
-		r.add(ok, "writers", "the kernel says who holds the file open for writing, to uid %d: a writer no event told of is waited for until its close", os.Getuid())
+		r.add(ok, "writers", "the kernel says who holds the file open for writing, to uid %d: a writer no event told of is waited for until its close; an edit in place is read by the count of the file's opens and closes, with no lease", os.Getuid())
 	case errors.Is(err, writers.ErrElsewhere):
 		r.add(info, "writers", "on a network or FUSE filesystem the kernel knows only this host's writers, so it is not asked: the file is polled, and a change a poll finds is read once it has gone the quiet window without a write (reliability.md)")
+		return
 	case errors.Is(err, writers.ErrNotSupported):
 		r.add(info, "writers", "the kernel does not say who holds a file open for writing on %s: a writer no event told of is given %s (reliability.md)", runtime.GOOS, unheardPause)
+		return
 	case errors.Is(err, syscall.EACCES):
-		r.add(info, "writers", "the kernel does not tell uid %d who holds the file open for writing (not its owner%s, and no CAP_LEASE): a writer no event told of is given %s (reliability.md)",
+		r.add(info, "writers", "the kernel does not tell uid %d who holds the file open for writing (not its owner%s, and no CAP_LEASE): a writer no event told of is given %s, and an edit in place is read by the count of the file's opens and closes once a read was believed (reliability.md)",
 			os.Getuid(), fileOwner(f), unheardPause)
 	default:
 		r.add(info, "writers", "the kernel does not say who holds the file open for writing (%v: leases off, /proc/sys/fs/leases-enable, or none on this filesystem): a writer no event told of is given %s (reliability.md)",
 			err, unheardPause)
 	}
+	r.changeTimes(f)
+}
+
+// changeTimes says whether the filesystem gives every change made after a
+// stat a change time of its own: then the lease a read of a file new to
+// the watch asks is let go at once, and no read holds a writer up; else it
+// is held through that read (reliability.md).
+func (r *report) changeTimes(f *os.File) {
+	if runtime.GOOS != "linux" {
+		return
+	}
+	if fsinfo.FineTimesAt(int(f.Fd())) {
+		r.add(ok, "times", "fine (every change after a stat gets one of its own): no read of the watch holds a writer's open")
+		return
+	}
+	r.add(info, "times", "coarse on this kernel or filesystem (fine since Linux 6.13 on ext4, xfs, btrfs, tmpfs): the first read of a file new to the watch holds a writer's open for the read, or for as long as this process is stopped during it (reliability.md)")
 }
 
 // unheardPause is decide.UnheardWriterPause, as the doctor tells it.

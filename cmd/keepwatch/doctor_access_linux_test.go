@@ -160,14 +160,17 @@ func TestPlural(t *testing.T) {
 
 // The doctor says whether the kernel tells the user it runs as who holds
 // the file open for writing, as the library asks it: it tells root, and
-// the file's owner; it does not tell nobody of root's file.
+// the file's owner; it does not tell nobody of root's file. And whether
+// the file's change times are fine enough that no read holds a writer up.
 func TestDoctorSaysWhetherTheKernelTellsWhoWrites(t *testing.T) {
 	needRoot(t)
 	path := dirWith(t, tempDir(t), "app", 0o755, 0)
 	stdout, _, _ := runCmd(t, "doctor", path)
 	assert.Contains(t, stdout, "ok       writers     the kernel says who holds the file open for writing, to uid 0: "+
-		"a writer no event told of is waited for until its close\n")
+		"a writer no event told of is waited for until its close; an edit in place is read by the count of the file's opens and closes, with no lease\n")
+	assert.Regexp(t, `(?m)^(ok       times       fine|         times       coarse)`, stdout)
 	stdout, _ = asNobody(t, "doctor", path)
 	assert.Contains(t, stdout, "         writers     the kernel does not tell uid 65534 who holds the file open for writing "+
-		"(not its owner, uid 0, and no CAP_LEASE): a writer no event told of is given 25 ms (reliability.md)\n")
+		"(not its owner, uid 0, and no CAP_LEASE): a writer no event told of is given 25 ms, and an edit in place is read by "+
+		"the count of the file's opens and closes once a read was believed (reliability.md)\n")
 }
