@@ -106,9 +106,9 @@ func (w *delivery) deliver(r reading, back bool) {
 	c.logDelivery(r)
 }
 
-// checked records a re-check that found the file unchanged, and judges
+// unchanged records a look that found the file unchanged, and judges
 // again a single-file mount's source.
-func (w *delivery) checked() {
+func (w *delivery) unchanged() {
 	w.c.recordCheck(w)
 	w.recheckMount()
 }

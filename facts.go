@@ -82,9 +82,10 @@ func lstatOrNil(path string) fs.FileInfo {
 	return info
 }
 
-// platformStats tells the decider what this platform's stats say of files.
-type platformStats struct{}
+// platformInodes tells the decider what this platform's stats say of
+// files' inodes (decide.Inodes).
+type platformInodes struct{}
 
-func (platformStats) SameFile(a, b fs.FileInfo) bool        { return sameFile(a, b) }
-func (platformStats) ID(info fs.FileInfo) (dev, ino uint64) { return fileID(info) }
-func (platformStats) Links(info fs.FileInfo) uint64         { return linkCount(info) }
+func (platformInodes) SameFile(a, b fs.FileInfo) bool        { return sameFile(a, b) }
+func (platformInodes) ID(info fs.FileInfo) (dev, ino uint64) { return fileID(info) }
+func (platformInodes) Links(info fs.FileInfo) uint64         { return linkCount(info) }

@@ -28,9 +28,9 @@ type sink interface {
 	// started says that the loop runs now, and how; remote names the
 	// filesystem that reports no remote changes, if the file is on one.
 	started(kind loopKind, remote string)
-	// checked says that a re-check found the file as the last read left
+	// unchanged says that a look found the file as the last read left
 	// it: the watch is looking.
-	checked()
+	unchanged()
 	// attributes says that an event told of a change of attributes (a
 	// link count among them: see mount.go), once the loop has carried out
 	// what the events asked.
@@ -97,7 +97,7 @@ func openLoop(t target, out sink) (*watchLoop, error) {
 		return nil, err
 	}
 	l := newLoop(t, n, onEvents)
-	if err := l.carryOut(l.d.Open(time.Now())); err != nil {
+	if err := l.carryOut(l.d.Step(decide.Input{Kind: decide.InputOpen, Now: time.Now()})); err != nil {
 		l.close()
 		return nil, err
 	}
@@ -125,7 +125,7 @@ func newPollLoop(t target, out sink, fallback bool) *watchLoop {
 func newLoop(t target, n notifier, kind loopKind) *watchLoop {
 	l := &watchLoop{t: t, n: n, kind: kind, facts: newEventFacts(t.subj), wanted: make(map[string]bool)}
 	l.d = decide.New(decide.Config{Window: t.opts.quiet, Caps: n.Caps(), Events: kind == onEvents,
-		Paths: l.facts.paths, Stats: platformStats{},
+		Paths: l.facts.paths, Inodes: platformInodes{},
 		RetryMin: t.opts.backoffMin, RetryMax: t.opts.backoffMax, Seed: randomSeed()})
 	return l
 }
@@ -156,7 +156,7 @@ func (l *watchLoop) run(ctx context.Context, first reading, look <-chan struct{}
 	l.timer.Stop()
 	defer l.timer.Stop()
 	l.read = first
-	if err := l.carryOut(l.d.Start(first.facts(l.t.subj), time.Now())); err != nil {
+	if err := l.carryOut(l.d.Step(decide.Input{Kind: decide.InputStart, Read: first.facts(l.t.subj), Now: time.Now()})); err != nil {
 		return err
 	}
 	return l.loop(ctx, look)
@@ -196,7 +196,7 @@ func (l *watchLoop) loop(ctx context.Context, look <-chan struct{}) error {
 			return err
 		case <-l.timer.C:
 			l.timerAt = time.Time{}
-			err = l.carryOut(l.d.Timer(time.Now()))
+			err = l.carryOut(l.d.Step(decide.Input{Kind: decide.InputTimer, Now: time.Now()}))
 		case <-tick:
 			recheck.Reset(untilTick(every))
 			err = l.look(decide.ReasonRecheck, false)
@@ -251,8 +251,8 @@ func (l *watchLoop) event(ev decide.Event) error {
 	l.noteAttributes(l.held)
 	for len(l.held) > 0 {
 		f := l.facts.gather(l.held, &l.res.Resolution)
-		d, n := l.d.Events(l.held, f, time.Now())
-		l.held = l.held[:copy(l.held, l.held[n:])]
+		d := l.d.Step(decide.Input{Kind: decide.InputEvents, Events: l.held, Facts: f, Now: time.Now()})
+		l.held = l.held[:copy(l.held, l.held[d.Taken:])]
 		if err := l.carryOut(d); err != nil {
 			return err
 		}
@@ -266,7 +266,7 @@ func (l *watchLoop) event(ev decide.Event) error {
 // look is the periodic re-check, a poll, and Recheck's look now (force):
 // the decider says what it does, from the subject's stat.
 func (l *watchLoop) look(why decide.Reason, force bool) error {
-	return l.carryOut(l.d.Look(why, force, l.t.subj.stat(), time.Now()))
+	return l.carryOut(l.d.Step(decide.Input{Kind: decide.InputLook, Why: why, Force: force, Stat: l.t.subj.stat(), Now: time.Now()}))
 }
 
 // carryOut carries out d, and each decision that the outcome of its action
@@ -288,7 +288,7 @@ func (l *watchLoop) carryOut(d decide.Decision) error {
 			if a.StatFile {
 				file = statOrNil(l.facts.paths[0])
 			}
-			d = l.d.Resolved(res, l.unheard(), file, now)
+			d = l.d.Step(decide.Input{Kind: decide.InputResolved, Resolution: res, Unheard: l.unheard(), File: file, Now: now})
 		case decide.ReadNow:
 			var via *resolution
 			if a.Via {
@@ -296,7 +296,7 @@ func (l *watchLoop) carryOut(d decide.Decision) error {
 			}
 			l.read = l.t.subj.read(a.Why, via, a.Ask && l.t.opts.probeWriters, a.First)
 			l.read.first = a.First
-			d = l.d.Read(l.read.facts(l.t.subj), time.Now())
+			d = l.d.Step(decide.Input{Kind: decide.InputRead, Read: l.read.facts(l.t.subj), Now: time.Now()})
 		case decide.TakeQueue:
 			var st decide.Stamp
 			if a.StampFirst {
@@ -307,9 +307,9 @@ func (l *watchLoop) carryOut(d decide.Decision) error {
 				return errEventsClosed
 			}
 			q.Stamp = st
-			d = l.d.Queue(q, now)
+			d = l.d.Step(decide.Input{Kind: decide.InputQueue, Queue: q, Now: now})
 		case decide.AddWatch:
-			d = l.d.Added(l.add(a.Path, a.Report), now)
+			d = l.d.Step(decide.Input{Kind: decide.InputAdded, Add: l.add(a.Path, a.Report), Now: now})
 		case decide.AddOwnWatch:
 			res := l.add(a.Path, a.Report)
 			var after fs.FileInfo
@@ -320,11 +320,11 @@ func (l *watchLoop) carryOut(d decide.Decision) error {
 					writers = writersOf(a.Path, a.File)
 				}
 			}
-			d = l.d.OwnWatchAdded(res, after, writers, now)
+			d = l.d.Step(decide.Input{Kind: decide.InputOwnWatchAdded, Add: res, File: after, Writers: writers, Now: now})
 		case decide.AskInode:
 			of, ok := l.n.Inode(a.Watch)
-			d = l.d.InodeOf(of, ok, now)
-		case decide.Check:
+			d = l.d.Step(decide.Input{Kind: decide.InputInode, Inode: of, Known: ok, Now: now})
+		case decide.CheckPath:
 			d = l.check(a, now)
 		}
 	}
@@ -337,11 +337,11 @@ func (l *watchLoop) apply(d decide.Decision) {
 	if d.Forward != decide.ForwardNothing {
 		l.out.found(l.read)
 	}
-	for _, p := range d.Forget {
+	for _, p := range d.Dropped {
 		l.n.Remove(p)
 	}
-	if d.Checked {
-		l.out.checked()
+	if d.Unchanged {
+		l.out.unchanged()
 	}
 	for _, p := range d.Remove {
 		l.n.Remove(p)
@@ -441,7 +441,7 @@ func (l *watchLoop) check(a decide.Action, now time.Time) decide.Decision {
 	if !moved {
 		st = l.t.subj.stat()
 	}
-	return l.d.Checked(moved, st, now)
+	return l.d.Step(decide.Input{Kind: decide.InputPathChecked, Moved: moved, Stat: st, Now: now})
 }
 
 // takeQueue takes every event the kernel queued by now, and those that

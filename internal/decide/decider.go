@@ -12,7 +12,7 @@ const maxWatchRounds = 8
 
 // Stats is what the platform's stats tell of files, which this package
 // cannot read from an fs.FileInfo alone.
-type Stats interface {
+type Inodes interface {
 	// SameFile reports whether two stats are of one file.
 	SameFile(a, b fs.FileInfo) bool
 	// ID returns the file's device and inode number; zeros where the
@@ -28,7 +28,7 @@ type Config struct {
 	Caps   Caps          // what the notifier can see
 	Events bool          // events come: false for a loop that polls
 	Paths  []string      // the files the subject reads, as given: Facts.Paths is in their order
-	Stats  Stats
+	Inodes Inodes
 	// A read that failed for a reason of the process is retried after a
 	// backoff from RetryMin to RetryMax, jittered from Seed.
 	RetryMin, RetryMax time.Duration
@@ -36,24 +36,26 @@ type Config struct {
 }
 
 // phase is which input the decider awaits: the outcome of the action it
-// asked for last, or, idle, any event, the time, or a look.
+// asked for last, or, idle, any event, the time, or a look (see awaits).
 type phase uint8
 
 const (
 	idle           phase = iota
-	resolving            // a refresh's Resolve: Resolved
-	settling             // a Resolve while the path is watched until it holds still: Resolved
-	resolvingAfter       // a refresh's Resolve, after its read was handed on (readsFirst): Resolved
-	reading              // ReadNow: Read
-	queueing             // TakeQueue after a read: Queue
-	queueingFirst        // TakeQueue before a read, with the subject's stamp: Queue
-	adding               // AddWatch: Added
-	checking             // Check: Checked
-	addingOwn            // AddOwnWatch: OwnWatchAdded
-	askingInode          // AskInode: InodeOf
+	resolving            // a refresh's Resolve: InputResolved
+	watchingPath         // a Resolve while the path is watched until it holds still: InputResolved
+	resolvingAfter       // a refresh's Resolve, after its read was handed on (readsFirst): InputResolved
+	reading              // ReadNow: InputRead
+	queueing             // TakeQueue after a read: InputQueue
+	queueingFirst        // TakeQueue before a read, with the subject's stamp: InputQueue
+	adding               // AddWatch: InputAdded
+	checking             // CheckPath: InputPathChecked
+	addingOwn            // AddOwnWatch: InputOwnWatchAdded
+	askingInode          // AskInode: InputInode
 )
 
-var phaseNames = [...]string{"idle", "resolving", "settling", "resolving after a read", "reading", "queueing", "queueing first", "adding", "checking", "adding own watch", "asking inode"}
+var phaseNames = [...]string{"idle", "resolving", "watching the path", "resolving after a read", "reading",
+	"taking the queue after a read", "taking the queue before a read", "adding a watch", "checking the path",
+	"adding an own watch", "asking an inode"}
 
 func (p phase) String() string { return phaseNames[p] }
 
@@ -67,13 +69,13 @@ const (
 	readForFirst                  // an event's, made before the path is resolved again (see readsFirst)
 )
 
-// settleThen is what follows once the path holds still.
-type settleThen uint8
+// pathWatchThen is what follows once the path holds still.
+type pathWatchThen uint8
 
 const (
-	settleThenOpen     settleThen = iota // the loop is open: nothing
-	settleThenLook                       // a look's read, or its wait
-	settleThenAfterAdd                   // the rest of a read's watches (see afterAdds)
+	thenOpen      pathWatchThen = iota // the loop is open: nothing
+	thenLook                           // a look's read, or its wait
+	thenAfterAdds                      // the rest of a read's watches (see afterAdds)
 )
 
 // Decider makes the decisions of one watch loop: see the package
@@ -94,7 +96,7 @@ type Decider struct {
 	filesGone    int // removals of the file itself seen, counted to tell whether a read came before one
 	chainTouched int // events on names on the way to the file, counted to tell whether the path may lead elsewhere
 
-	heldBack time.Time // since when reads have been left to later writers; zero if the last was believed
+	heldBack time.Time // since when reads have been left to later writers; zero if the last was accepted
 
 	phase phase
 
@@ -111,7 +113,7 @@ type Decider struct {
 	ownThen     bool        // an own watch is being added in the middle of a read's judgment: readDone follows
 	lookKind    lookKind
 	lookWhy     Reason
-	settle      settleProcedure
+	pathWatch   pathWatch
 	adds        addProcedure
 	refreshWhy  Reason
 	refreshFrom readAfter
@@ -121,16 +123,16 @@ type Decider struct {
 	out Decision
 }
 
-// settleProcedure is the watching of the path until it holds still: it is
+// pathWatch is the watching of the path until it holds still: it is
 // resolved from the root and what it needs watched is added, again while
 // adding found more to watch, up to maxWatchRounds times. A path being
 // rebuilt one directory at a time needs one round per level.
-type settleProcedure struct {
+type pathWatch struct {
 	all   bool // the next round adds every watch again, not only what is missing
 	round int
-	then  settleThen
-	gone  bool            // settleThenAfterAdd: a watch's path vanished as it was added
-	added map[string]bool // settleThenAfterAdd: the paths the read's adds watched
+	then  pathWatchThen
+	gone  bool            // thenAfterAdds: a watch's path vanished as it was added
+	added map[string]bool // thenAfterAdds: the paths the read's adds watched
 }
 
 // addProcedure is the adding of watches, one at a time, until one fails
@@ -151,72 +153,59 @@ func New(cfg Config) *Decider {
 		cfg:     cfg,
 		wait:    readWait{window: cfg.Window},
 		pending: pending{touched: make(map[string]bool)},
-		watches: newWatchSet(cfg.Caps, cfg.Stats),
+		watches: newWatchSet(cfg.Caps, cfg.Inodes),
 		retry:   readRetry{bo: NewBackoff(cfg.RetryMin, cfg.RetryMax, cfg.Seed)},
 	}
 }
 
-// Open begins a loop on events: the path is resolved, and what it depends
+// open begins a loop on events: the path is resolved, and what it depends
 // on watched, until it holds still. The loop then reads the file and
-// hands the read to Start.
-func (d *Decider) Open(now time.Time) Decision {
-	d.begin(idle)
-	d.startSettle(false, settleThenOpen, now)
-	return d.end(now)
+// hands the read in (InputStart). A loop that polls watches nothing: its
+// open settles at once.
+func (d *Decider) open(now time.Time) {
+	d.watchPath(false, thenOpen, now)
 }
 
-// Start takes the read a loop starts with, made once it was open: its
+// start takes the read a loop starts with, made once it was open: its
 // baseline, as where no watch told of writers if the watch was down before
 // it (a restart).
-func (d *Decider) Start(r Read, now time.Time) Decision {
-	d.begin(idle)
-	d.order = readOrder{why: r.Why, after: afterEvent, fresh: r.Why == ReasonRestart}
+func (d *Decider) start(r Read, now time.Time) {
+	d.order = readOrder{why: r.Why, after: afterEvent, unwatched: r.Why == ReasonRestart}
 	d.readVia, d.readFor, d.readAsked, d.stampBefore = false, readForStart, true, 0
 	d.judgeReadNow(r, now)
-	return d.end(now)
 }
 
-// Event takes one event, its name clean, with the facts NeedsFacts asked
-// of it.
-func (d *Decider) Event(ev Event, f Facts, now time.Time) Decision {
-	one := [1]Event{ev}
-	dec, _ := d.Events(one[:], f, now)
-	return dec
-}
-
-// Events takes events the loop found queued when it woke, in order, their
+// events takes events the loop found queued when it woke, in order, their
 // names clean, all of which happened before the facts gathered for them
 // (NeedsFacts says what each needs), up to the first that asks for
-// something to be done (a read, a watch): it returns how many it took,
-// and what to do. The loop hands the rest in once that is done, with facts
-// gathered again, so that each is judged as if taken alone, after what
-// came before it was done (a writer's close after a file's creation, say,
-// is judged after the creation's read). Events that ask for nothing (a
-// kubelet update's old payload going, one event after another) cost one
-// gathering of facts between them.
-func (d *Decider) Events(evs []Event, f Facts, now time.Time) (Decision, int) {
-	d.begin(idle)
+// something to be done (a read, a watch): Decision.Taken says how many it
+// took. The loop hands the rest in once that is done, with facts gathered
+// again, so that each is judged as if taken alone, after what came before
+// it was done (a writer's close after a file's creation, say, is judged
+// after the creation's read). Events that ask for nothing (a kubelet
+// update's old payload going, one event after another) cost one gathering
+// of facts between them.
+func (d *Decider) events(evs []Event, f Facts, now time.Time) {
 	n := 0
 	for n < len(evs) {
 		d.takeEvent(evs[n], &f, now)
 		n++
-		if d.pending.look || d.pending.readNow || d.wantsOwnWatch() != "" || len(d.pending.drop) > 0 {
+		if d.pending.reread || d.pending.readNow || d.wantsOwnWatch() != "" || len(d.pending.drop) > 0 {
 			break
 		}
 	}
+	d.out.Taken = n
 	d.judgedEvents()
 	d.next(now)
-	return d.end(now), n
 }
 
-// Timer takes the time, at or after the last Decision's WakeAt: a read
+// timer takes the time, at or after the last Decision's WakeAt: a read
 // retried is due, or a wait is over.
-func (d *Decider) Timer(now time.Time) Decision {
-	d.begin(idle)
+func (d *Decider) timer(now time.Time) {
 	switch {
 	case !d.retry.at.IsZero() && !now.Before(d.retry.at):
 		o := d.retry.fired()
-		d.pending.fresh = o.fresh
+		d.pending.unwatched = o.unwatched
 		d.refresh(o.why, o.after, now)
 	case !d.wait.deadline.IsZero() && !now.Before(d.wait.deadline):
 		why, t := d.wait.fired(now)
@@ -224,36 +213,36 @@ func (d *Decider) Timer(now time.Time) Decision {
 	default:
 		d.next(now)
 	}
-	return d.end(now)
 }
 
-// Look takes a look at the subject, whose stat is st now: the periodic
-// re-check, a poll, or Recheck's look now (force).
-func (d *Decider) Look(why Reason, force bool, st Signature, now time.Time) Decision {
-	d.begin(idle)
+// look looks at the subject, whose stat is st now: the periodic re-check,
+// a poll, or Recheck's look now (force).
+func (d *Decider) look(why Reason, force bool, st Signature, now time.Time) {
 	k := d.last.look(force, st, d.wait.window)
 	if k == lookNothing {
-		d.out.Checked = true
+		d.out.Unchanged = true
 		d.next(now)
-		return d.end(now)
+		return
 	}
 	d.lookKind, d.lookWhy = k, why
 	if d.cfg.Events {
-		d.startSettle(true, settleThenLook, now)
+		d.watchPath(true, thenLook, now)
 	} else {
 		d.lookRead(now)
 	}
-	return d.end(now)
 }
 
-// Resolved takes the resolution the last Resolve asked for. unheard says
-// that a file it led to was not wanted before it: events on it went to no
-// one until then, a writer's among them. file is what the path leads to
-// now, if Resolve asked for its stat (StatFile).
-func (d *Decider) Resolved(r Resolution, unheard bool, file fs.FileInfo, now time.Time) Decision {
-	switch d.phase {
+// resolved takes the resolution the last Resolve asked for, in the phase
+// that asked for it: a refresh's (then read, or not, as the wait allows),
+// a refresh's after its read was handed on (readsFirst: then watch what it
+// needs), or a round of watching the path until it holds still (then add
+// what it needs and is not watched). unheard says that a file it led to
+// was not wanted before it: events on it went to no one until then, a
+// writer's among them. file is what the path leads to now, if Resolve
+// asked for its stat (StatFile).
+func (d *Decider) resolved(p phase, r Resolution, unheard bool, file fs.FileInfo, now time.Time) {
+	switch p {
 	case resolving:
-		d.begin(resolving)
 		d.res = r
 		d.pending.resolved(d.refreshRoot)
 		o, ok := d.refreshing(d.refreshWhy, d.refreshFrom, unheard, file)
@@ -264,27 +253,15 @@ func (d *Decider) Resolved(r Resolution, unheard bool, file fs.FileInfo, now tim
 			d.afterRead(d.readAll, now)
 		}
 	case resolvingAfter:
-		d.begin(resolvingAfter)
 		d.resolvedAfterRead(r, now)
-	case settling:
-		d.begin(settling)
+	case watchingPath:
 		d.res = r
 		d.pending.resolved(true)
-		d.adds = addProcedure{left: d.watches.missing(&d.res, d.settle.all)}
-		d.settle.all = false
-		d.settle.round++
+		d.adds = addProcedure{left: d.watches.missing(&d.res, d.pathWatch.all)}
+		d.pathWatch.all = false
+		d.pathWatch.round++
 		d.addNext(now)
-	default:
-		d.unexpected(resolving)
 	}
-	return d.end(now)
-}
-
-// Read takes the read the last ReadNow asked for.
-func (d *Decider) Read(r Read, now time.Time) Decision {
-	d.begin(reading)
-	d.judgeReadNow(r, now)
-	return d.end(now)
 }
 
 // Queue is the events the kernel queued by the time of a read, and those
@@ -299,11 +276,12 @@ type Queue struct {
 	Stamp       Stamp
 }
 
-// Queue takes the events TakeQueue asked for. None of them is to be
-// handed in again.
-func (d *Decider) Queue(q Queue, now time.Time) Decision {
-	if d.phase == queueingFirst {
-		d.begin(queueingFirst)
+// queue takes the events TakeQueue asked for, in the phase that asked:
+// right before a read (queueingFirst: then read, unless they tell of a
+// writer at work), or after one (then judge the read with them). None of
+// them is to be handed in again.
+func (d *Decider) queue(p phase, q Queue, now time.Time) {
+	if p == queueingFirst {
 		d.queueTaken(&q, now)
 		if _, ok := d.wait.mayRead(d.order.why, d.order.after, false); !ok {
 			// A writer the queue told of is at work: its close, or the
@@ -312,27 +290,24 @@ func (d *Decider) Queue(q Queue, now time.Time) Decision {
 			if d.readFor == readForFirst {
 				d.readFor = readForRefresh // the refresh goes on in the usual order
 				d.resolveForRefresh(d.order.after)
-				return d.end(now)
+				return
 			}
 			d.readDone(now)
-			return d.end(now)
+			return
 		}
 		d.stampBefore = q.Stamp
 		d.askRead(false)
-		return d.end(now)
+		return
 	}
-	d.begin(queueing)
 	v := d.laterWriter(&d.queuedRead, &q, now)
-	if v == readBelieved {
+	if v == readAccepted {
 		v = d.closedEmpty(&d.queuedRead, d.order.after, now)
 	}
 	d.readJudged(&d.queuedRead, v, now)
-	return d.end(now)
 }
 
-// Added takes what adding the watch the last AddWatch asked for came to.
-func (d *Decider) Added(res AddResult, now time.Time) Decision {
-	d.begin(adding)
+// added takes what adding the watch the last AddWatch asked for came to.
+func (d *Decider) added(res AddResult, now time.Time) {
 	pl := d.adds.left[0]
 	d.adds.left = d.adds.left[1:]
 	stop, err := d.watches.added(&d.res, pl, res)
@@ -347,10 +322,9 @@ func (d *Decider) Added(res AddResult, now time.Time) Decision {
 		d.adds.added[pl.path] = true
 	}
 	d.addNext(now)
-	return d.end(now)
 }
 
-// OwnWatchAdded takes what adding the awaited file's own watch came to:
+// ownWatchAdded takes what adding the awaited file's own watch came to:
 // its id, or why it failed; the path's lstat right after (nil if nothing
 // is there); and what the kernel said then of the file's writers. A writer
 // no longer there let go of the file before its own watch could tell of
@@ -358,13 +332,12 @@ func (d *Decider) Added(res AddResult, now time.Time) Decision {
 // is taken for that close. A writer still there may be that creator in
 // the moment Linux counts it past its close: the kernel is asked again
 // soon (see readWait.askAgain).
-func (d *Decider) OwnWatchAdded(res AddResult, after fs.FileInfo, writers Writers, now time.Time) Decision {
-	d.begin(addingOwn)
+func (d *Decider) ownWatchAdded(res AddResult, after fs.FileInfo, writers Writers, now time.Time) {
 	path, file := d.writer.path, d.writer.file
 	switch {
 	case res.Err != nil:
 		d.writer.ownWatchAdded(0)
-	case after != nil && after.Mode().IsRegular() && d.cfg.Stats.SameFile(after, file):
+	case after != nil && after.Mode().IsRegular() && d.cfg.Inodes.SameFile(after, file):
 		d.watches.ownAdded(path, res.ID, after)
 		d.writer.ownWatchAdded(res.ID)
 		switch writers {
@@ -386,57 +359,44 @@ func (d *Decider) OwnWatchAdded(res AddResult, after fs.FileInfo, writers Writer
 		d.askedWatch = res.ID
 		d.out.Next = Action{Kind: AskInode, Watch: res.ID}
 		d.phase = askingInode
-		return d.end(now)
+		return
 	}
 	d.ownWatchDone(now)
-	return d.end(now)
 }
 
-// InodeOf takes the notifier's word on the watch AskInode asked of: which
+// inodeOf takes the notifier's word on the watch AskInode asked of: which
 // inode it is of, or that the kernel dropped it; ok is false if it cannot
 // tell. A watch dropped already was of an inode gone for good since the
 // Add, most likely the file's (another file would have had to take its
 // place and go again in between): it is taken, and its drop, on its way,
 // ends the wait.
-func (d *Decider) InodeOf(of WatchedInode, ok bool, now time.Time) Decision {
-	d.begin(askingInode)
+func (d *Decider) inodeOf(of WatchedInode, ok bool, now time.Time) {
 	id := 0
 	if ok {
-		dev, ino := d.cfg.Stats.ID(d.writer.file)
+		dev, ino := d.cfg.Inodes.ID(d.writer.file)
 		if of.Gone || of.Dev == dev && of.Ino == ino {
 			id = d.askedWatch // the file's, gone from the path since
 		}
 	}
 	d.writer.ownWatchAdded(id)
 	d.ownWatchDone(now)
-	return d.end(now)
 }
 
-// Checked takes what the last Check found: whether the path moved while
-// the read's watches were added, and if not, the subject's stat now.
-func (d *Decider) Checked(moved bool, st Signature, now time.Time) Decision {
-	d.begin(checking)
+// pathChecked takes what the last CheckPath found: whether the path moved
+// while the read's watches were added, and if not, the subject's stat
+// now.
+func (d *Decider) pathChecked(moved bool, st Signature, now time.Time) {
 	d.pending.watchesAdded(moved, st, d.last.readSig)
 	d.finishAfterRead(now)
-	return d.end(now)
 }
 
 // WatchedDirs lists the directories watched now, sorted: not the files
 // watched by themselves.
 func (d *Decider) WatchedDirs() []string { return d.watches.dirs(&d.res, d.keptWatch()) }
 
-// begin starts taking an input in phase p: the input the decider awaits.
-func (d *Decider) begin(p phase) {
-	if d.phase != p {
-		d.unexpected(p)
-	}
-	d.out = Decision{}
-	d.phase = idle
-}
-
 // unexpected is an input handed in out of turn: the loop's bug.
-func (d *Decider) unexpected(want phase) {
-	panic("decide: input for " + want.String() + " while " + d.phase.String())
+func (d *Decider) unexpected(k InputKind) {
+	panic("decide: input " + k.String() + " while " + d.phase.String())
 }
 
 // end finishes the decision for an input.

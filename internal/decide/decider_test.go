@@ -3,11 +3,15 @@ package decide
 import (
 	"errors"
 	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // step is one input handed to a decider at its time after t0, and the
@@ -73,7 +77,7 @@ func inodeOf(at time.Duration, of WatchedInode, want string) step {
 }
 
 func checked(at time.Duration, moved bool, st Signature, want string) step {
-	return step{at, func(d *Decider, now time.Time) Decision { return d.Checked(moved, st, now) }, want}
+	return step{at, func(d *Decider, now time.Time) Decision { return d.PathChecked(moved, st, now) }, want}
 }
 
 // A decider's phases, scenario by scenario: each input it takes, from the
@@ -89,10 +93,10 @@ func TestDecisions(t *testing.T) {
 	created, createdWritten := fakeFile{ino: 30, mtime: t0}, fakeFile{ino: 30, size: 5, mtime: t0.Add(time.Millisecond)}
 	boom := errors.New("boom")
 	for _, c := range []struct {
-		name  string
-		fresh bool // a decider that has done nothing yet
-		caps  Caps
-		steps []step
+		name   string
+		afresh bool // a decider that has done nothing yet, not the test decider
+		caps   Caps
+		steps  []step
 	}{
 		{"opening: the path resolved and watched until it holds still", true, linux, []step{
 			open(0, "resolve from root"),
@@ -139,7 +143,7 @@ func TestDecisions(t *testing.T) {
 			added(0, 0, fs.ErrNotExist, ErrVanished, "resolve from root"),
 			resolved(0, res, false, nil, "add /etc/app (self|names)"),
 		}},
-		{"the first read: believed once no later writer began", false, linux, []step{
+		{"the first read: accepted once no later writer began", false, linux, []step{
 			start(0, whole(ReasonStart, readFile, 7), "take queue"),
 			queue(0, Queue{}, "forward read; prune; nothing"),
 		}},
@@ -166,7 +170,7 @@ func TestDecisions(t *testing.T) {
 		}},
 		{"a file removed: reported once it has stayed missing for a window", false, linux, []step{
 			// Its own watch went with it.
-			event(0, Event{Name: path, Op: OpRemove}, facts(nil, 0), "forget /etc/app/config.yaml; nothing; wake +100ms"),
+			event(0, Event{Name: path, Op: OpRemove}, facts(nil, 0), "dropped /etc/app/config.yaml; nothing; wake +100ms"),
 			timer(100*time.Millisecond, "resolve"),
 			resolved(100*time.Millisecond, Resolution{Names: res.Names, Dirs: res.Dirs, Home: dir, HomeParent: "/etc", Atomic: true, One: true},
 				false, nil, "read event"),
@@ -190,10 +194,10 @@ func TestDecisions(t *testing.T) {
 			event(0, Event{Name: path, Op: OpCreate | OpMade}, Facts{}.withEntry(path, newFile), "add own /etc/app/config.yaml; wake +10s"),
 			ownAdded(0, 5, fakeFile{ino: 30, mode: fs.ModeSymlink}, "ask inode 5; wake +10s"),
 			inodeOf(0, WatchedInode{Gone: true}, "nothing; wake +10s"),
-			event(time.Second, Event{Name: path, Op: OpRemove | OpGone, Watch: 5}, facts(fakeFile{ino: 20, size: 9}, 9), "forget /etc/app/config.yaml; resolve; wake +9s"),
+			event(time.Second, Event{Name: path, Op: OpRemove | OpGone, Watch: 5}, facts(fakeFile{ino: 20, size: 9}, 9), "dropped /etc/app/config.yaml; resolve; wake +9s"),
 		}},
 		{"the re-check: nothing changed", false, linux, []step{
-			look(0, false, 7, "checked; nothing"),
+			look(0, false, 7, "unchanged; nothing"),
 		}},
 		{"the re-check: a change no event told of is read after a quiet window, with every watch added again", false, linux, []step{
 			look(0, false, 8, "resolve from root"),
@@ -209,17 +213,17 @@ func TestDecisions(t *testing.T) {
 				false, nil, "read event"),
 			read(0, whole(ReasonEvent, readFile, 7), "take queue"),
 			queue(0, Queue{}, "forward read; add /srv (self|names)"),
-			added(0, 3, nil, 0, "check"),
+			added(0, 3, nil, 0, "check path"),
 			checked(0, true, 0, "prune; resolve from root"),
 		}},
 		{"a file renamed over whose own watch the kernel has no room for: its directory reports its writes from then on", false, linux, []step{
-			event(0, Event{Name: path, Op: OpRemove | OpGone, Watch: 2}, facts(moved, 9), "forget /etc/app/config.yaml; nothing; wake +100ms"),
+			event(0, Event{Name: path, Op: OpRemove | OpGone, Watch: 2}, facts(moved, 9), "dropped /etc/app/config.yaml; nothing; wake +100ms"),
 			timer(100*time.Millisecond, "resolve"),
 			resolved(100*time.Millisecond, resolution(moved), false, nil, "read event"),
 			read(100*time.Millisecond, whole(ReasonEvent, moved, 9), "take queue"),
 			queue(100*time.Millisecond, Queue{}, "forward read; add /etc/app/config.yaml (self|content)"),
 			added(100*time.Millisecond, 0, syscall.ENOSPC, ErrLimited, "add /etc/app (self|names|content|closes)"),
-			added(100*time.Millisecond, 1, nil, 0, "check"),
+			added(100*time.Millisecond, 1, nil, 0, "check path"),
 			checked(100*time.Millisecond, false, 9, "prune; nothing"),
 		}},
 		{"a creator that closes before the new file's own watch is added, where the kernel does not say who writes: its close, through the directory, has the file read", false, linux, []step{
@@ -246,7 +250,7 @@ func TestDecisions(t *testing.T) {
 			resolved(0, res, false, nil, "prune; nothing"),
 			start(0, whole(ReasonStart, readFile, 7), "take queue"),
 			queue(0, Queue{}, "forward read; add /etc/app (self|names|closes)"),
-			added(0, 1, nil, 0, "check"),
+			added(0, 1, nil, 0, "check path"),
 		}},
 		{"the first read finds no file: the directory is asked for its entries' closes, for whoever makes it", true, linux, []step{
 			open(0, "resolve from root"),
@@ -255,7 +259,7 @@ func TestDecisions(t *testing.T) {
 			added(0, 2, nil, 0, "resolve from root"),
 			resolved(0, res, false, nil, "prune; nothing"),
 			start(0, Read{Why: ReasonStart, Err: fs.ErrNotExist, Missing: true}, "add /etc/app (self|names|closes); wake +100ms"),
-			added(0, 1, nil, 0, "check; wake +100ms"),
+			added(0, 1, nil, 0, "check path; wake +100ms"),
 		}},
 		{"a file created empty whose creator the kernel still counts as its own watch comes (it closed a moment before): asked again 25 ms later, not held for ten seconds", false, linux, []step{
 			event(0, Event{Name: path, Op: OpCreate | OpMade}, facts(created, 11).withEntry(path, created), "add own /etc/app/config.yaml; wake +10s"),
@@ -272,15 +276,15 @@ func TestDecisions(t *testing.T) {
 			read(26*time.Millisecond, withWriters(whole(ReasonWrite, createdWritten, 12), WritersNone), "forward read; prune; nothing"),
 		}},
 		{"a file's creation taken after a read that found it whole, by the kernel's word: its creator was done, nothing waits for it", false, linux, []step{
-			event(0, Event{Name: path, Op: OpRemove | OpGone, Watch: 2}, facts(createdWritten, 12), "forget /etc/app/config.yaml; nothing; wake +100ms"),
+			event(0, Event{Name: path, Op: OpRemove | OpGone, Watch: 2}, facts(createdWritten, 12), "dropped /etc/app/config.yaml; nothing; wake +100ms"),
 			timer(100*time.Millisecond, "resolve"),
 			resolved(100*time.Millisecond, resolution(createdWritten), false, nil, "read event"),
 			read(100*time.Millisecond, withWriters(whole(ReasonEvent, createdWritten, 12), WritersNone), "forward read; add /etc/app/config.yaml (self|content)"),
-			added(100*time.Millisecond, 6, nil, 0, "check"),
+			added(100*time.Millisecond, 6, nil, 0, "check path"),
 			checked(100*time.Millisecond, false, 12, "prune; nothing"),
 			event(101*time.Millisecond, Event{Name: path, Op: OpCreate | OpMade}, facts(createdWritten, 12).withEntry(path, createdWritten), "nothing"),
 		}},
-		{"where the kernel does not say who writes, a read the file's times have believed starts the count of its openers: the next writer's close reads counted", false, counting, []step{
+		{"where the kernel does not say who writes, a read the file's times have accepted starts the count of its openers: the next writer's close reads counted", false, counting, []step{
 			event(0, Event{Name: path, Op: OpWrite, Watch: 2}, asWritten, "nothing; wake +1s"),
 			event(time.Millisecond, Event{Name: path, Op: OpClose, Watch: 2}, asWritten, "resolve"),
 			resolved(time.Millisecond, resolution(written), false, nil, "read write"),
@@ -416,7 +420,7 @@ func TestDecisions(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := testDecider(c.caps)
-			if c.fresh {
+			if c.afresh {
 				d = New(config(c.caps))
 			}
 			for i, s := range c.steps {
@@ -435,7 +439,7 @@ func TestDecisionsOfALoopThatPolls(t *testing.T) {
 	d := New(cfg)
 	now := t0
 	assert.Equal(t, "forward read; nothing", summary(d.Start(whole(ReasonStart, readFile, 7), now), now))
-	assert.Equal(t, "checked; nothing", summary(d.Look(ReasonRecheck, false, 7, now), now))
+	assert.Equal(t, "unchanged; nothing", summary(d.Look(ReasonRecheck, false, 7, now), now))
 	assert.Equal(t, "nothing; wake +100ms", summary(d.Look(ReasonRecheck, false, 8, now), now), "a change: a quiet window first")
 	now = now.Add(100 * time.Millisecond)
 	assert.Equal(t, "read recheck", summary(d.Timer(now), now))
@@ -474,7 +478,7 @@ func TestEventsAreTakenTogetherUpToTheFirstThatAsks(t *testing.T) {
 		}, 2, "resolve"},
 		{"a file's own watch dropped: the loop forgets it first", []Event{
 			{Name: path, Op: OpRemove | OpGone, Watch: 2}, {Name: old, Op: OpRemove},
-		}, 1, "forget /etc/app/config.yaml; nothing; wake +100ms"},
+		}, 1, "dropped /etc/app/config.yaml; nothing; wake +100ms"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := testDecider(linux)
@@ -482,5 +486,29 @@ func TestEventsAreTakenTogetherUpToTheFirstThatAsks(t *testing.T) {
 			assert.Equal(t, c.took, n)
 			assert.Equal(t, c.want, summary(dec, t0))
 		})
+	}
+}
+
+// Each phase takes what it awaits (awaits), and Step panics at any other
+// input: the loop's bug. docs/internals.md shows the table as it is.
+func TestStepTakesWhatEachPhaseAwaits(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "internals.md"))
+	require.NoError(t, err)
+	for p := idle; int(p) < len(awaits); p++ {
+		cells := make([]string, len(inputKindNames))
+		for k := range InputKind(len(inputKindNames)) {
+			cells[k] = "—"
+			if takes(p, k) {
+				cells[k] = "✓"
+				continue
+			}
+			assert.PanicsWithValue(t, "decide: input "+k.String()+" while "+p.String(), func() {
+				d := testDecider(linux)
+				d.phase = p
+				d.Step(Input{Kind: k, Now: t0})
+			}, "%s takes no %s", p, k)
+		}
+		line := "| " + p.String() + " | " + strings.Join(cells, " | ") + " |"
+		assert.True(t, strings.Contains(string(doc), line+"\n"), "docs/internals.md lacks the row for %s:\n%s", p, line)
 	}
 }

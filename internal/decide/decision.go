@@ -14,12 +14,12 @@ type Decision struct {
 	// first: watches move once it is handed on, off the path to the
 	// callback.
 	Forward Forward
-	// Forget lists the watches the kernel dropped: the loop removes them
+	// Dropped lists the watches the kernel dropped: the loop removes them
 	// from its notifier, which still counts them.
-	Forget []string
-	// Checked says that a look found the file as the last read left it:
+	Dropped []string
+	// Unchanged says that a look found the file as the last read left it:
 	// the watch is looking.
-	Checked bool
+	Unchanged bool
 	// Remove lists the watches the path no longer needs.
 	Remove []string
 	// Prune says that the path's last resolution is the one to keep:
@@ -28,12 +28,15 @@ type Decision struct {
 	// DirsChanged says that the directories watched changed: WatchedDirs
 	// lists them now.
 	DirsChanged bool
-	// WakeAt is when the decider is next to be told the time (Timer); zero
-	// if not.
+	// WakeAt is when the decider is next to be told the time
+	// (InputTimer); zero if not.
 	WakeAt time.Time
 	// Next is the one action whose outcome is the next input; Nothing
 	// when the loop may wait for events again.
 	Next Action
+	// Taken is how many of InputEvents' events the decider took (see
+	// Decider.events): the loop hands the rest in once Next is done.
+	Taken int
 }
 
 // Forward is what becomes of a read the loop made.
@@ -41,7 +44,7 @@ type Forward uint8
 
 const (
 	ForwardNothing Forward = iota // held, or not a read: nothing goes on
-	ForwardRead                   // believed: it goes on to the callback
+	ForwardRead                   // accepted: it goes on to the callback
 	ForwardFailure                // it failed for a reason of the process: told of, and retried
 )
 
@@ -56,11 +59,11 @@ const (
 	AddWatch                      // watch Path: then Added
 	AddOwnWatch                   // watch the file at Path by itself, and lstat it: then OwnWatchAdded
 	AskInode                      // ask the notifier which inode the watch Watch is of: then InodeOf
-	Check                         // resolve the path again from the first name Touched lists, and say whether it moved, else stat the subject: then Checked
+	CheckPath                     // resolve the path again from the first name Touched lists, and say whether it moved, else stat the subject: then InputPathChecked
 	Fail                          // end the loop on Err
 )
 
-var actionNames = [...]string{"nothing", "resolve", "read", "take queue", "add watch", "add own watch", "ask inode", "check", "fail"}
+var actionNames = [...]string{"nothing", "resolve", "read", "take queue", "add watch", "add own watch", "ask inode", "check path", "fail"}
 
 func (k ActionKind) String() string { return actionNames[k] }
 
@@ -71,7 +74,7 @@ type Action struct {
 	// Resolve: FromRoot resolves from the root; otherwise the resolution
 	// is resumed from the first name Touched lists (a map the loop only
 	// reads). StatFile asks, once it is made, for the stat of the file the
-	// subject's one path leads to. Check: the resolution is made again,
+	// subject's one path leads to. CheckPath: the resolution is made again,
 	// apart from the last, from the first name Touched lists.
 	FromRoot bool
 	Touched  map[string]bool

@@ -16,7 +16,7 @@
 // The compiler keeps it so: the package imports no package that does I/O
 // (no os, no fmt, no path/filepath), and knows nothing of the loop.
 //
-// A file is delivered whole: a read is believed only once the writers the
+// A file is delivered whole: a read is accepted only once the writers the
 // events told of are done (their close, where the kernel reports it; a
 // quiet window elsewhere), no later writer began before it was made, and a
 // missing or empty file has lasted a window (it is far more often the

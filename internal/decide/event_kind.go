@@ -17,7 +17,7 @@ const (
 	eventMade                       // an entry was created where the path leads: its creator may still be writing it
 	eventMovedIn                    // an entry was renamed or linked in: complete as it arrives
 	eventGone                       // the file itself went, and the path no longer shows it
-	eventLook                       // something on the path's chain changed: look again now
+	eventReread                     // something on the path's chain changed: look again now
 	eventWrite                      // the file was written in place
 	eventClosed                     // the writer a wait was for closed the file
 )
@@ -33,7 +33,7 @@ func (d *Decider) takeEvent(ev Event, f *Facts, now time.Time) eventKind {
 		d.pending.lost()
 		d.wait.closeLost(now) // a writer's close may have been lost: wait for quiet
 		d.openers.forget()    // and an open or a close: the count is off
-		return eventLook
+		return eventReread
 	}
 	if d.openers.take(ev) {
 		return eventIgnored // an open, or a reader's close: counted, and nothing else
@@ -96,9 +96,9 @@ func (d *Decider) classify(ev Event, f *Facts) eventKind {
 		if d.arrivalsTold() && d.changed(f) {
 			return eventGone
 		}
-		return eventLook
+		return eventReread
 	case ev.Has(OpCreate | OpRemove):
-		return eventLook
+		return eventReread
 	case ev.Has(OpWrite|OpClose) && !d.ofFileRead(name, f):
 		// Queued for a file the path led to before: its writer is not
 		// this file's, nor its close the end of this file's writes.
@@ -130,7 +130,7 @@ func (d *Decider) ofFileRead(name string, f *Facts) bool {
 	if info == nil || !info.Mode().IsRegular() {
 		return false
 	}
-	return slices.ContainsFunc(f.Paths, func(cur fs.FileInfo) bool { return cur != nil && d.cfg.Stats.SameFile(cur, info) })
+	return slices.ContainsFunc(f.Paths, func(cur fs.FileInfo) bool { return cur != nil && d.cfg.Inodes.SameFile(cur, info) })
 }
 
 // touch says what a close with no wait for it (the watch came after the
@@ -145,12 +145,12 @@ func (d *Decider) touch(ev Event, f *Facts) eventKind {
 		// and the file is as that read found it: what the event tells of,
 		// the read saw (the same close told again by the file's own watch
 		// after its directory's; a file renamed over telling of its own
-		// removal). Whether the read is believed is for its judgment to
+		// removal). Whether the read is accepted is for its judgment to
 		// say. (One of a directory on the way is no news of the file, but
 		// may make that judgment read again: see laterWriter.)
 		return eventIgnored
 	case d.last.sig == 0:
-		return eventLook // it could not be read; perhaps now it can
+		return eventReread // it could not be read; perhaps now it can
 	case !d.changed(f):
 		return eventIgnored
 	case ev.Has(OpAttrib) && d.arrivalsTold() && !d.pending.readNow && d.replaced(f):
@@ -165,20 +165,20 @@ func (d *Decider) touch(ev Event, f *Facts) eventKind {
 		// event follows and says so.
 		return eventGone
 	}
-	return eventLook
+	return eventReread
 }
 
 // createdAsRead reports whether the file created at name, by the facts f,
-// is the one the last read believed found, as it found it, and that read
+// is the one the last read accepted found, as it found it, and that read
 // was on the kernel's word that no writer was at work on it.
 func (d *Decider) createdAsRead(name string, f *Facts) bool {
 	info, last := f.entry(name), d.last.info
-	return d.last.sure && d.res.isFile(name) && info != nil && last != nil && d.cfg.Stats.SameFile(info, last) &&
+	return d.last.sure && d.res.isFile(name) && info != nil && last != nil && d.cfg.Inodes.SameFile(info, last) &&
 		info.Size() == last.Size() && info.ModTime().Equal(last.ModTime())
 }
 
 // changed reports whether the subject's stat differs from the last read
-// believed.
+// accepted.
 func (d *Decider) changed(f *Facts) bool { return f.Subject != d.last.sig }
 
 // asJudged reports whether a read is being judged (see laterWriter) and
@@ -205,7 +205,7 @@ func (d *Decider) replaced(f *Facts) bool {
 	if d.last.info == nil || len(d.cfg.Paths) != 1 {
 		return true
 	}
-	return cur == nil || !d.cfg.Stats.SameFile(cur, d.last.info) || cur.Size() != d.last.info.Size()
+	return cur == nil || !d.cfg.Inodes.SameFile(cur, d.last.info) || cur.Size() != d.last.info.Size()
 }
 
 // act does what an event of kind on name asks.
@@ -216,7 +216,7 @@ func (d *Decider) act(kind eventKind, name string, f *Facts, now time.Time) {
 		d.pending.readNow = false
 	}
 	switch kind {
-	case eventMade, eventMovedIn, eventGone, eventLook:
+	case eventMade, eventMovedIn, eventGone, eventReread:
 		d.writer.restat = true
 	}
 	switch kind {
@@ -226,11 +226,11 @@ func (d *Decider) act(kind eventKind, name string, f *Facts, now time.Time) {
 		d.made(name, f, now)
 	case eventMovedIn:
 		d.wait.swapSeen()
-		d.pending.look = true
+		d.pending.reread = true
 	case eventGone:
 		d.fileGone(now)
-	case eventLook:
-		d.pending.look = true
+	case eventReread:
+		d.pending.reread = true
 	case eventWrite:
 		d.written(name, f, now)
 	case eventClosed:
@@ -264,7 +264,7 @@ func (d *Decider) fileGone(now time.Time) {
 	d.filesGone++
 	d.wait.confirm(ReasonEvent, now)
 	if d.wait.blocksReads() {
-		d.pending.look = true
+		d.pending.reread = true
 	}
 }
 
@@ -273,7 +273,7 @@ func (d *Decider) fileGone(now time.Time) {
 // begins, and again if the path may have moved since.
 func (d *Decider) written(name string, f *Facts, now time.Time) {
 	if d.wait.window == 0 {
-		d.pending.look = true
+		d.pending.reread = true
 		return
 	}
 	if d.writer.file == nil || d.writer.restat || !d.wait.blocksReads() {
@@ -309,10 +309,10 @@ func (d *Decider) made(name string, f *Facts, now time.Time) {
 	info := f.entry(name)
 	switch {
 	case info == nil || !info.Mode().IsRegular():
-		d.pending.look = true
-	case d.cfg.Stats.Links(info) > 1:
+		d.pending.reread = true
+	case d.cfg.Inodes.Links(info) > 1:
 		d.wait.swapSeen()
-		d.pending.look = true
+		d.pending.reread = true
 	case info.Size() == 0 && d.cfg.Caps.Closes:
 		d.beginWriter(info, name)
 		d.writer.writes++

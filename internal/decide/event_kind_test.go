@@ -27,18 +27,18 @@ func TestEventKinds(t *testing.T) {
 			func(d *Decider) { d.wait.written(ReasonWrite, true, t0) },
 			Event{Name: path, Op: OpClose}, facts(changed, 8), eventClosed},
 		{"a close with no wait, the stat as read: nothing changed", linux, nil, Event{Name: path, Op: OpClose}, facts(readFile, 7), eventIgnored},
-		{"a close with no wait, the stat changed: look", linux, nil, Event{Name: path, Op: OpClose}, facts(changed, 8), eventLook},
+		{"a close with no wait, the stat changed: look", linux, nil, Event{Name: path, Op: OpClose}, facts(changed, 8), eventReread},
 		{"created there, where creations are told from renames", linux, nil, Event{Name: path, Op: OpCreate | OpMade},
 			Facts{}.withEntry(path, fakeFile{ino: 11}), eventMade},
 		{"renamed in", linux, nil, Event{Name: path, Op: OpCreate}, Facts{}, eventMovedIn},
-		{"created or renamed in, where they look alike", Caps{}, nil, Event{Name: path, Op: OpCreate}, Facts{}, eventLook},
+		{"created or renamed in, where they look alike", Caps{}, nil, Event{Name: path, Op: OpCreate}, Facts{}, eventReread},
 		{"removed, and the path no longer shows what was read", linux, nil, Event{Name: path, Op: OpRemove}, facts(nil, 0), eventGone},
-		{"removed, where arrivals are not told apart: look", Caps{}, nil, Event{Name: path, Op: OpRemove}, facts(readFile, 7), eventLook},
+		{"removed, where arrivals are not told apart: look", Caps{}, nil, Event{Name: path, Op: OpRemove}, facts(readFile, 7), eventReread},
 		{"removed, the stat as the read being judged took it: the read saw it", linux,
 			func(d *Decider) { d.last.judging = 7 }, Event{Name: path, Op: OpRemove}, facts(readFile, 7), eventIgnored},
 		{"the link count dropped, another file in its place: the first word of a removal", linux, nil,
 			Event{Name: path, Op: OpAttrib}, facts(fakeFile{ino: 11, size: 5}, 9), eventGone},
-		{"a touch of the file, still there: look", linux, nil, Event{Name: path, Op: OpAttrib}, facts(fakeFile{ino: 10, size: 3, mtime: t0}, 9), eventLook},
+		{"a touch of the file, still there: look", linux, nil, Event{Name: path, Op: OpAttrib}, facts(fakeFile{ino: 10, size: 3, mtime: t0}, 9), eventReread},
 		// The path led through other.yaml before (a link retargeted since).
 		{"a write under a name the path led to before, of another file: the stat as read", linux,
 			func(d *Decider) { d.res.Names[other] = true },
@@ -49,7 +49,7 @@ func TestEventKinds(t *testing.T) {
 		{"a directory on the way made again", linux, nil, Event{Name: dir, Op: OpCreate}, Facts{}, eventMovedIn},
 		{"a set's file rewritten", Caps{}, func(d *Decider) { d.res.Atomic = false }, Event{Name: path, Op: OpWrite}, facts(changed, 8), eventSetChange},
 		{"a set's file touched, its stat as read", Caps{}, func(d *Decider) { d.res.Atomic = false }, Event{Name: path, Op: OpAttrib}, facts(readFile, 7), eventIgnored},
-		{"events lost", linux, nil, Event{Op: OpRescan}, Facts{}, eventLook},
+		{"events lost", linux, nil, Event{Op: OpRescan}, Facts{}, eventReread},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := testDecider(c.caps)
@@ -107,7 +107,7 @@ func TestAFileMadeWhereThePathLeads(t *testing.T) {
 			f := Facts{}.withEntry(path, c.entry)
 			d.takeEvent(Event{Name: path, Op: OpCreate | OpMade}, &f, t0)
 			assert.Equal(t, c.wait, d.wait.state)
-			assert.Equal(t, c.pending, d.pending.look)
+			assert.Equal(t, c.pending, d.pending.reread)
 		})
 	}
 }

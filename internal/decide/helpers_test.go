@@ -66,7 +66,7 @@ var (
 // config is the test decider's: one file, /etc/app/config.yaml, a quiet
 // window of 100 ms.
 func config(c Caps) Config {
-	return Config{Window: 100 * time.Millisecond, Caps: c, Events: true, Paths: []string{path}, Stats: fakeStats{},
+	return Config{Window: 100 * time.Millisecond, Caps: c, Events: true, Paths: []string{path}, Inodes: fakeStats{},
 		RetryMin: 25 * time.Millisecond, RetryMax: 3 * time.Second, Seed: 1}
 }
 
@@ -135,11 +135,11 @@ func summary(dec Decision, now time.Time) string {
 	case ForwardFailure:
 		parts = append(parts, "forward failure")
 	}
-	if len(dec.Forget) > 0 {
-		parts = append(parts, "forget "+strings.Join(dec.Forget, ","))
+	if len(dec.Dropped) > 0 {
+		parts = append(parts, "dropped "+strings.Join(dec.Dropped, ","))
 	}
-	if dec.Checked {
-		parts = append(parts, "checked")
+	if dec.Unchanged {
+		parts = append(parts, "unchanged")
 	}
 	if len(dec.Remove) > 0 {
 		rm := append([]string(nil), dec.Remove...)
@@ -190,4 +190,57 @@ func action(a Action) string {
 		}
 	}
 	return a.Kind.String()
+}
+
+// Shorthands for Step, one per kind of input, as the tables read best:
+// test-only, the loop calls Step.
+
+func (d *Decider) Open(now time.Time) Decision { return d.Step(Input{Kind: InputOpen, Now: now}) }
+
+func (d *Decider) Start(r Read, now time.Time) Decision {
+	return d.Step(Input{Kind: InputStart, Read: r, Now: now})
+}
+
+func (d *Decider) Events(evs []Event, f Facts, now time.Time) (Decision, int) {
+	dec := d.Step(Input{Kind: InputEvents, Events: evs, Facts: f, Now: now})
+	return dec, dec.Taken
+}
+
+func (d *Decider) Event(ev Event, f Facts, now time.Time) Decision {
+	dec, _ := d.Events([]Event{ev}, f, now)
+	return dec
+}
+
+func (d *Decider) Timer(now time.Time) Decision { return d.Step(Input{Kind: InputTimer, Now: now}) }
+
+func (d *Decider) Look(why Reason, force bool, st Signature, now time.Time) Decision {
+	return d.Step(Input{Kind: InputLook, Why: why, Force: force, Stat: st, Now: now})
+}
+
+func (d *Decider) Resolved(r Resolution, unheard bool, file fs.FileInfo, now time.Time) Decision {
+	return d.Step(Input{Kind: InputResolved, Resolution: r, Unheard: unheard, File: file, Now: now})
+}
+
+func (d *Decider) Read(r Read, now time.Time) Decision {
+	return d.Step(Input{Kind: InputRead, Read: r, Now: now})
+}
+
+func (d *Decider) Queue(q Queue, now time.Time) Decision {
+	return d.Step(Input{Kind: InputQueue, Queue: q, Now: now})
+}
+
+func (d *Decider) Added(res AddResult, now time.Time) Decision {
+	return d.Step(Input{Kind: InputAdded, Add: res, Now: now})
+}
+
+func (d *Decider) OwnWatchAdded(res AddResult, after fs.FileInfo, w Writers, now time.Time) Decision {
+	return d.Step(Input{Kind: InputOwnWatchAdded, Add: res, File: after, Writers: w, Now: now})
+}
+
+func (d *Decider) InodeOf(of WatchedInode, known bool, now time.Time) Decision {
+	return d.Step(Input{Kind: InputInode, Inode: of, Known: known, Now: now})
+}
+
+func (d *Decider) PathChecked(moved bool, st Signature, now time.Time) Decision {
+	return d.Step(Input{Kind: InputPathChecked, Moved: moved, Stat: st, Now: now})
 }

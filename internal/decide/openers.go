@@ -33,7 +33,7 @@ type openers struct {
 
 // known reports whether the count is kept, from the own watch id of the
 // file info describes.
-func (o *openers) known(id int, info fs.FileInfo, st Stats) bool {
+func (o *openers) known(id int, info fs.FileInfo, st Inodes) bool {
 	return o.watch != 0 && o.watch == id && info != nil && st.SameFile(info, o.file)
 }
 

@@ -4,10 +4,10 @@ package decide
 // at hand is taken: resolve and read again (and how), add every watch
 // again, and from where to resolve the path.
 type pending struct {
-	look    bool // a relevant event asks to resolve and read again
-	fresh   bool // and what is read may have been written where no watch saw it
-	readNow bool // the writer closed the file: read it, and believe what is read
-	rewatch bool // events were lost: add every watch again too
+	reread    bool // a relevant event asks to resolve and read again
+	unwatched bool // and what is read may have been written where no watch saw it
+	readNow   bool // the writer closed the file: read it, and accept what is read
+	rewatch   bool // events were lost: add every watch again too
 
 	touched    map[string]bool // paths events named since the last resolution
 	touchedAll bool            // events were lost since the last resolution: resolve from the root
@@ -37,10 +37,10 @@ func (p *pending) takeDropped() []string {
 func (p *pending) next() (Reason, readAfter, bool) {
 	switch {
 	case p.readNow:
-		p.look, p.readNow = false, false
+		p.reread, p.readNow = false, false
 		return ReasonWrite, afterClose, true
-	case p.look:
-		p.look = false
+	case p.reread:
+		p.reread = false
 		return ReasonEvent, afterEvent, true
 	}
 	return 0, 0, false
@@ -51,8 +51,8 @@ func (p *pending) next() (Reason, readAfter, bool) {
 // again, from a resolution from the root, as where no watch saw writers;
 // no close taken before vouches for what is read.
 func (p *pending) lost() {
-	p.rewatch, p.look, p.readNow = true, true, false
-	p.touchedAll, p.fresh = true, true
+	p.rewatch, p.reread, p.readNow = true, true, false
+	p.touchedAll, p.unwatched = true, true
 }
 
 // resolved takes a new resolution of the path: from the root if all, else
@@ -80,7 +80,7 @@ func (p *pending) watchesAdded(moved bool, st, readSig Signature) {
 	case moved:
 		// The chain moved while the watches were added: look again, at
 		// what no watch saw being written.
-		p.look, p.fresh = true, true
+		p.reread, p.unwatched = true, true
 		p.touchedAll = true // no event says where
 	case st != 0 && st != readSig:
 		// The file changed where no watch saw it: a writer may be at work
@@ -91,6 +91,6 @@ func (p *pending) watchesAdded(moved bool, st, readSig Signature) {
 		// has no writer to wait for: its return comes as events, now
 		// watched for, and a wait for quiet would only hold back the read
 		// they ask for.
-		p.look, p.fresh = true, true
+		p.reread, p.unwatched = true, true
 	}
 }

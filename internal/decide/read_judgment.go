@@ -8,28 +8,28 @@ import (
 // readOrder is a read the decider asks for: why, and what it comes after.
 // fresh says it is made where no watch told of writers until now.
 type readOrder struct {
-	why   Reason
-	after readAfter
-	fresh bool
+	why       Reason
+	after     readAfter
+	unwatched bool
 }
 
 // lastRead is what the watch's last reads found: what events' stats are
 // compared with.
 type lastRead struct {
-	sig     Signature   // the stat of the last read believed; zero if it failed
-	readSig Signature   // the stat of the last read made, believed or not; zero if it failed
-	info    fs.FileInfo // the file of the last read believed; nil for a set, or if it failed
+	sig     Signature   // the stat of the last read accepted; zero if it failed
+	readSig Signature   // the stat of the last read made, accepted or not; zero if it failed
+	info    fs.FileInfo // the file of the last read accepted; nil for a set, or if it failed
 	judging Signature   // while the events queued at a read are judged, that read's stat; zero otherwise
-	// sure says that the last read believed was on the kernel's word that
+	// sure says that the last read accepted was on the kernel's word that
 	// no writer was at work on the file: an event that tells of that
 	// file's creation, taken after it, tells of a creator done with it.
 	sure bool
-	// racy says that the last read believed was of a file written less
+	// withinTick says that the last read accepted was of a file written less
 	// than statTick before (or stamped less than statTick ahead): a write of the same size after it, in the
 	// same tick of the filesystem's clock, leaves the stat as it was, so
-	// a look reads the file rather than trust the stat (git's "racily
+	// a look reads the file rather than trust the stat (git's "within a tick
 	// clean" entries, for the same reason).
-	racy bool
+	withinTick bool
 }
 
 // statTick bounds how coarsely a filesystem keeps modification times: a
@@ -42,13 +42,13 @@ const statTick = time.Second
 type outcome uint8
 
 const (
-	readHeld     outcome = iota // not believed: a wait (or a confirmation) it began reads again
-	readBelieved                // handed on: what the file is
+	readHeld     outcome = iota // not accepted: a wait (or a confirmation) it began reads again
+	readAccepted                // handed on: what the file is
 	readRetried                 // failed for a reason of the process: told of, and made again
-	readAskQueue                // believed if no later writer began: see laterWriter
+	readAskQueue                // accepted if no later writer began: see laterWriter
 )
 
-var outcomeNames = [...]string{"held", "believed", "retry", "ask the queue"}
+var outcomeNames = [...]string{"held", "accepted", "retry", "ask the queue"}
 
 func (o outcome) String() string { return outcomeNames[o] }
 
@@ -58,7 +58,7 @@ func (o outcome) String() string { return outcomeNames[o] }
 // until then); file is what the path leads to now, for a read after a
 // writer's pause (nil otherwise).
 func (d *Decider) refreshing(why Reason, t readAfter, unheard bool, file fs.FileInfo) (readOrder, bool) {
-	if d.wait.blocksReads() && d.writer.elsewhere(&d.res, d.cfg.Stats) {
+	if d.wait.blocksReads() && d.writer.elsewhere(&d.res, d.cfg.Inodes) {
 		// A wait for the writers of a file the path no longer leads to (a
 		// rename brought another, the file went): their close may never
 		// be told here. What is read now is judged afresh.
@@ -70,16 +70,16 @@ func (d *Decider) refreshing(why Reason, t readAfter, unheard bool, file fs.File
 	// reach, but the read does, appeared since; one the last refresh
 	// found only once its watches were added, was written unwatched; one
 	// the resolution wants only now was written unheard.
-	fresh := d.pending.fresh || d.watches.watched[d.res.Home] == 0 || len(d.res.Files) == 0 || unheard
-	d.pending.fresh = false
+	unwatched := d.pending.unwatched || d.watches.watched[d.res.Home] == 0 || len(d.res.Files) == 0 || unheard
+	d.pending.unwatched = false
 	switch {
-	case t.endsWriterWait() && d.writer.elsewhere(&d.res, d.cfg.Stats):
+	case t.endsWriterWait() && d.writer.elsewhere(&d.res, d.cfg.Inodes):
 		// The wait that ended was for the writer of a file the path no
 		// longer leads to: what it says of that writer says nothing of
 		// this file, which came where no event told of it (renamed in
 		// before the watch that would have seen it was added). It is
 		// judged as any file found where no watch heard its writer.
-		t, fresh = afterEvent, true
+		t, unwatched = afterEvent, true
 	case t == afterPause && d.writer.changedUnheard(file):
 		// The wait ended taking its writer to hold the file open, but
 		// the file changed with no write heard from it: no heard writer
@@ -89,7 +89,7 @@ func (d *Decider) refreshing(why Reason, t readAfter, unheard bool, file fs.File
 		// close, and the wait's cap still holds.
 		t = afterQuiet
 	}
-	return d.wait.mayRead(why, t, fresh)
+	return d.wait.mayRead(why, t, unwatched)
 }
 
 // judgeRead judges a read r made for o at now. via is the file the
@@ -98,11 +98,11 @@ func (d *Decider) refreshing(why Reason, t readAfter, unheard bool, file fs.File
 // events the kernel queued by now are taken.
 //
 // A missing or empty file that an event's read found is confirmed rather
-// than believed: either is far more often the middle of an update (a
+// than accepted: either is far more often the middle of an update (a
 // remove-then-create swap, a file created before it is written) than its
 // end. It is handed on only if it lasts a quiet window, and any event in
 // between reads again at once. A file that a writer holding it open has
-// left empty is not believed before its close. What a writer's close
+// left empty is not accepted before its close. What a writer's close
 // reads is handed on only if no later writer had begun by then. A read
 // that failed for a reason of the process, not of the file, is told of and
 // retried.
@@ -119,11 +119,11 @@ func (d *Decider) refreshing(why Reason, t readAfter, unheard bool, file fs.File
 // on. A read found elsewhere than the resolution's file is made fresh in o,
 // for a retry.
 func (d *Decider) judgeRead(r *Read, o *readOrder, via fs.FileInfo, vouched bool, now time.Time) outcome {
-	if via != nil && r.Err == nil && !d.cfg.Stats.SameFile(r.Info, via) {
+	if via != nil && r.Err == nil && !d.cfg.Inodes.SameFile(r.Info, via) {
 		// The path led to another file by the time it was read than the
 		// resolution just made found (a link put in its place): one no
 		// watch may have covered while it was written.
-		o.fresh = true
+		o.unwatched = true
 	}
 	d.last.readSig = r.Sig
 	if r.Process {
@@ -143,7 +143,7 @@ func (d *Decider) judgeRead(r *Read, o *readOrder, via fs.FileInfo, vouched bool
 			return d.noWriter(r, o.after, vouched, now)
 		}
 	}
-	return d.judgeByTime(r, o.after, o.fresh, now)
+	return d.judgeByTime(r, o.after, o.unwatched, now)
 }
 
 // writerHolds judges a read of a file the kernel says a writer holds open,
@@ -152,8 +152,8 @@ func (d *Decider) judgeRead(r *Read, o *readOrder, via fs.FileInfo, vouched bool
 // after a writer's pause (which reads what the paused writer wrote so far)
 // and after the longest wait for an empty file's writer; then the
 // kernel's word changes nothing (ok is false). At the cap, the read is
-// made again (capAgain), CapGap later and then a window apart, until one
-// falls between writers: none made inside one is believed.
+// made again (retryAtCap), CapGap later and then a window apart, until one
+// falls between writers: none made inside one is accepted.
 //
 // At a writer's close, the writer the kernel still counts, asked, is most
 // likely the one closing: Linux sends the close's event before it stops
@@ -170,7 +170,7 @@ func (d *Decider) writerHolds(r *Read, t readAfter, counted bool, now time.Time)
 	switch {
 	case t == afterPause && counted:
 	case t == afterCap:
-		d.wait.capAgain(now)
+		d.wait.retryAtCap(now)
 		return readHeld, true
 	case t == afterPause, t == afterLongestWait:
 		return 0, false
@@ -199,7 +199,7 @@ func (d *Decider) writerHolds(r *Read, t readAfter, counted bool, now time.Time)
 // fill, truncate then append, and no writer holds it in between); and a
 // wait's end reads it as it is. Cut short as it was read (its truncation's
 // writer is gone by now), it is read again. Vouched for (see vouched), it
-// is believed at once: no writer was at work on what was read, whatever
+// is accepted at once: no writer was at work on what was read, whatever
 // the events queued since say of writers that came after it; elsewhere
 // they are taken first (laterWriter).
 func (d *Decider) noWriter(r *Read, t readAfter, vouched bool, now time.Time) outcome {
@@ -209,10 +209,10 @@ func (d *Decider) noWriter(r *Read, t readAfter, vouched bool, now time.Time) ou
 		d.wait.confirm(r.Why, now)
 		return readHeld
 	case r.Torn:
-		d.pending.look = true
+		d.pending.reread = true
 		return readHeld
 	case t == afterCap || !d.cfg.Events || vouched:
-		return readBelieved
+		return readAccepted
 	}
 	return readAskQueue
 }
@@ -233,7 +233,7 @@ func (d *Decider) heldUnsure(r *Read, now time.Time) outcome {
 
 // judgeByTime judges a read, made after t, of a file whose writers the
 // kernel does not tell of: by what its times say of them.
-func (d *Decider) judgeByTime(r *Read, t readAfter, fresh bool, now time.Time) outcome {
+func (d *Decider) judgeByTime(r *Read, t readAfter, unwatched bool, now time.Time) outcome {
 	waits := d.wait.window > 0
 	doubted := r.doubtful() && waits
 	lately := func(w time.Duration) bool { return waits && r.Err == nil && r.writtenWithin(w, now) }
@@ -265,7 +265,7 @@ func (d *Decider) judgeByTime(r *Read, t readAfter, fresh bool, now time.Time) o
 		d.beginWriter(r.Info, d.fileOf(r))
 		d.wait.resume(closes && !doubted, now)
 		return readHeld
-	case (fresh || t == afterEvent && !closes && r.Why != ReasonStart) && lately(d.wait.writerPause(closes)):
+	case (unwatched || t == afterEvent && !closes && r.Why != ReasonStart) && lately(d.wait.writerPause(closes)):
 		// A writer no event told of, or whose close no event will tell
 		// of, may still be at it: it is given the pause a writer that
 		// keeps the file open gets. (The read that starts a watch is its
@@ -281,13 +281,13 @@ func (d *Decider) judgeByTime(r *Read, t readAfter, fresh bool, now time.Time) o
 	case waits && d.cfg.Events:
 		return readAskQueue
 	}
-	return readBelieved
+	return readAccepted
 }
 
 // fileOf is where the file r read is, if the path's resolution is the one
 // the read went by and led to it: the file's real path. "" if not known.
 func (d *Decider) fileOf(r *Read) string {
-	if len(d.res.Files) != 1 || d.res.File == nil || r.Info == nil || !d.cfg.Stats.SameFile(r.Info, d.res.File) {
+	if len(d.res.Files) != 1 || d.res.File == nil || r.Info == nil || !d.cfg.Inodes.SameFile(r.Info, d.res.File) {
 		return ""
 	}
 	return d.res.Files[0]
@@ -304,19 +304,19 @@ func (d *Decider) closedEmpty(r *Read, t readAfter, now time.Time) outcome {
 		d.wait.emptyClosed(r.Why, now)
 		return readHeld
 	}
-	return readBelieved
+	return readAccepted
 }
 
-// believe takes a read the decider believes: it ends a confirmation, and
+// accept takes a read the decider accepts: it ends a confirmation, and
 // is what later reads and stats are compared with.
-func (d *Decider) believe(r *Read, now time.Time) {
-	d.wait.believed()
-	d.heldBack = time.Time{} // a read believed ends the holding back, however it was made (a cap's)
+func (d *Decider) accept(r *Read, now time.Time) {
+	d.wait.accepted()
+	d.heldBack = time.Time{} // a read accepted ends the holding back, however it was made (a cap's)
 	d.last.sig, d.last.info, d.last.sure = r.Sig, r.Info, r.Err == nil && r.Writers == WritersNone
 	// A file stamped a tick or more ahead of this clock gets a new stamp
 	// at its next write, as one stamped a tick behind it does.
 	age := now.Sub(r.ModTime)
-	d.last.racy = r.Err == nil && age < statTick && age > -statTick
+	d.last.withinTick = r.Err == nil && age < statTick && age > -statTick
 }
 
 // awaitUnseenWriter waits for a writer that may be at work where no event
@@ -341,7 +341,7 @@ func (d *Decider) awaitUnseenWriter(why Reason, info fs.FileInfo, path string, n
 // work half done. The loop takes every event the kernel queued by then
 // (q.Queued, judged with the facts q.QueuedFacts) and those that came
 // while it took them (q.Late, with q.LateFacts), and hands them here: the
-// read is believed unless they tell of such a writer, and is then left to
+// read is accepted unless they tell of such a writer, and is then left to
 // that writer's close, or its quiet.
 //
 // Writers that never let up would leave every read to the next: once they
@@ -372,8 +372,8 @@ func (d *Decider) laterWriter(r *Read, q *Queue, now time.Time) outcome {
 		// Made again as where no watch heard the writers: the watches in
 		// place by then may have come after them. Made again whatever the
 		// events said of themselves: a touch of a directory on the way
-		// asks for nothing, yet the read it makes doubtful is not believed.
-		d.pending.look, d.pending.fresh = true, true
+		// asks for nothing, yet the read it makes doubtful is not accepted.
+		d.pending.reread, d.pending.unwatched = true, true
 	}
 	// The file read was removed since (not the one a rename put it in
 	// place of, whose removal comes after it): the confirmation its removal
@@ -381,13 +381,13 @@ func (d *Decider) laterWriter(r *Read, q *Queue, now time.Time) outcome {
 	lost = lost || d.filesGone != removed && d.goneSince(r, &q.LateFacts)
 	if d.writer.writes == writes && !lost {
 		d.heldBack = time.Time{}
-		return readBelieved
+		return readAccepted
 	}
 	if d.heldBack.IsZero() {
 		d.heldBack = now
 	}
 	if now.Sub(d.heldBack) >= MaxWaitFactor*d.wait.window {
-		return readBelieved
+		return readAccepted
 	}
 	return readHeld
 }
@@ -400,7 +400,7 @@ func (d *Decider) goneSince(r *Read, f *Facts) bool {
 		return false
 	}
 	cur := f.file()
-	return cur == nil || !d.cfg.Stats.SameFile(cur, r.Info)
+	return cur == nil || !d.cfg.Inodes.SameFile(cur, r.Info)
 }
 
 // lookKind is what a look (the re-check, Recheck) is to do.
@@ -408,15 +408,15 @@ type lookKind uint8
 
 const (
 	lookNothing     lookKind = iota // the stat is as the last read left it
-	lookRead                        // read now, and believe a missing or empty file only once confirmed
+	lookRead                        // read now, and accept a missing or empty file only once confirmed
 	lookStatChanged                 // the stat changed with no event: give a writer a window first
-	lookReadNow                     // read now, and believe what is read
+	lookReadNow                     // read now, and accept what is read
 )
 
 // look decides what a look does, given the subject's stat st and the
 // quiet window: the periodic re-check, the safety net, a poll, and
 // Recheck's look now (force). It costs a stat when nothing changed, unless
-// the last read was racy; otherwise, and always when forced, every watch is added again (in case one was lost
+// the last read was withinTick; otherwise, and always when forced, every watch is added again (in case one was lost
 // without an event) and the file read: at once if the stat is as the last
 // read left it (a forced look may know what the stat cannot show, such as
 // a filesystem caching it), once writes have had a quiet window to finish
@@ -424,7 +424,7 @@ const (
 func (l *lastRead) look(force bool, st Signature, window time.Duration) lookKind {
 	unchanged := st != 0 && st == l.sig
 	switch {
-	case unchanged && !force && !l.racy:
+	case unchanged && !force && !l.withinTick:
 		return lookNothing
 	case unchanged:
 		return lookRead

@@ -28,7 +28,7 @@ func TestReadOutcomes(t *testing.T) {
 		want  outcome
 		after waitState
 	}{
-		{"an event's read of a whole file: believed once no later writer began", ok, readOrder{after: afterEvent}, readAskQueue, waitNone},
+		{"an event's read of a whole file: accepted once no later writer began", ok, readOrder{after: afterEvent}, readAskQueue, waitNone},
 		{"an event's read of an empty file: confirmed first", empty, readOrder{after: afterEvent}, readHeld, waitConfirm},
 		{"an event's read of a missing file: confirmed first", missing, readOrder{after: afterEvent}, readHeld, waitConfirm},
 		{"a writer's close read whole", ok, readOrder{after: afterClose}, readAskQueue, waitNone},
@@ -36,9 +36,9 @@ func TestReadOutcomes(t *testing.T) {
 		{"a read cut short by a truncation: its writer is awaited", torn, readOrder{after: afterClose}, readHeld, waitClose},
 		{"a paused writer's empty file: awaited until it closes", empty, readOrder{after: afterPause}, readHeld, waitEmptyOpen},
 		{"a quiet window's end, the file written within it: the wait resumes", lately, readOrder{after: afterQuiet}, readHeld, waitClose},
-		{"a read where no watch heard writers, written lately: a writer's pause", lately, readOrder{after: afterEvent, fresh: true}, readHeld, waitClose},
-		{"a read where no watch heard writers, written long ago", ok, readOrder{after: afterEvent, fresh: true}, readAskQueue, waitNone},
-		{"the cap's read stands, whatever writers began", lately, readOrder{after: afterCap}, readBelieved, waitNone},
+		{"a read where no watch heard writers, written lately: a writer's pause", lately, readOrder{after: afterEvent, unwatched: true}, readHeld, waitClose},
+		{"a read where no watch heard writers, written long ago", ok, readOrder{after: afterEvent, unwatched: true}, readAskQueue, waitNone},
+		{"the cap's read stands, whatever writers began", lately, readOrder{after: afterCap}, readAccepted, waitNone},
 		{"the cap's read of an empty file is confirmed first", empty, readOrder{after: afterCap}, readHeld, waitConfirm},
 		{"a read that failed for the process: retried", busy, readOrder{after: afterEvent}, readRetried, waitNone},
 	} {
@@ -81,8 +81,8 @@ func TestReadOutcomesByTheKernelsWord(t *testing.T) {
 		{"no writer when asked again after a close: the closer is gone, read as it is", ok, WritersNone, afterPause, countedAtAClose, readAskQueue, waitNone, 0},
 		{"held open at a writer's pause: the file's times judge", ok, WritersOpen, afterPause, nil, readAskQueue, waitNone, 0},
 		{"held open at the cap: made again a gap later, to fall between writers", ok, WritersOpen, afterCap, nil, readHeld, waitQuiet, CapGap},
-		{"held open at the cap's last try: made again a window later, never believed", ok, WritersOpen, afterCap, atTheCapsLastTry, readHeld, waitQuiet, 100 * time.Millisecond},
-		{"no writer, read at an event: believed once no later writer began", ok, WritersNone, afterEvent, nil, readAskQueue, waitNone, 0},
+		{"held open at the cap's last try: made again a window later, never accepted", ok, WritersOpen, afterCap, atTheCapsLastTry, readHeld, waitQuiet, 100 * time.Millisecond},
+		{"no writer, read at an event: accepted once no later writer began", ok, WritersNone, afterEvent, nil, readAskQueue, waitNone, 0},
 		{"no writer, empty, at an event: confirmed first", empty, WritersNone, afterEvent, nil, readHeld, waitConfirm, 100 * time.Millisecond},
 		{"no writer, empty, at a close: judged with the queue", empty, WritersNone, afterClose, nil, readAskQueue, waitNone, 0},
 		{"no writer, cut short as it was read: read again", torn, WritersNone, afterEvent, nil, readHeld, waitNone, 0},
@@ -112,9 +112,9 @@ func countedAtAClose(d *Decider) { d.writer.counted = true }
 
 // atTheCapsLastTry is a decider whose cap's reads all fell inside a
 // writer.
-func atTheCapsLastTry(d *Decider) { d.wait.capTries = capAgainTries }
+func atTheCapsLastTry(d *Decider) { d.wait.capRetried = capRetries }
 
-// The events queued at a read say whether it is believed: not if a later
+// The events queued at a read say whether it is accepted: not if a later
 // writer began, unless writers have held reads back for the cap.
 func TestTheQueueAtARead(t *testing.T) {
 	now := t0.Add(time.Second)
@@ -125,8 +125,8 @@ func TestTheQueueAtARead(t *testing.T) {
 		queued []Event
 		want   outcome
 	}{
-		{"nothing queued", nil, readBelieved},
-		{"the same close told again by the file's own watch", []Event{{Name: path, Op: OpClose, Watch: 2}}, readBelieved},
+		{"nothing queued", nil, readAccepted},
+		{"the same close told again by the file's own watch", []Event{{Name: path, Op: OpClose, Watch: 2}}, readAccepted},
 		{"a later writer's first write", []Event{{Name: path, Op: OpWrite}}, readHeld},
 		{"events lost", []Event{{Op: OpRescan}}, readHeld},
 		{"a directory on the way touched: read again, from a new resolution", []Event{{Name: dir, Op: OpAttrib}}, readHeld},
@@ -142,7 +142,7 @@ func TestTheQueueAtARead(t *testing.T) {
 		d := testDecider(linux)
 		q := Queue{Queued: []Event{{Name: path, Op: OpWrite}}, QueuedFacts: asRead, LateFacts: asRead}
 		require.Equal(t, readHeld, d.laterWriter(&r, &q, now))
-		assert.Equal(t, readBelieved, d.laterWriter(&r, &q, now.Add(MaxWaitFactor*d.wait.window)),
+		assert.Equal(t, readAccepted, d.laterWriter(&r, &q, now.Add(MaxWaitFactor*d.wait.window)),
 			"writers that never let up: what is read stands")
 	})
 	t.Run("a rename's file chmod'ed, and a late event that needed no stat: the file is taken to be there", func(t *testing.T) {
@@ -152,7 +152,7 @@ func TestTheQueueAtARead(t *testing.T) {
 		d.res.File = renamed
 		q := Queue{Queued: []Event{{Name: path, Op: OpAttrib}}, QueuedFacts: facts(renamed, 22),
 			Late: []Event{{Name: "/etc/app/unrelated.tmp", Op: OpCreate}}}
-		assert.Equal(t, readBelieved, d.laterWriter(&r, &q, now))
+		assert.Equal(t, readAccepted, d.laterWriter(&r, &q, now))
 	})
 	t.Run("the file read removed since", func(t *testing.T) {
 		d := testDecider(linux)
@@ -172,33 +172,33 @@ func TestAnEmptyFileAtAWritersCloseIsConfirmed(t *testing.T) {
 	assert.Equal(t, waitConfirm, d.wait.state)
 	assert.Equal(t, t0.Add(HeldOpenWindow), d.wait.deadline)
 	full := whole(ReasonWrite, fakeFile{ino: 10, size: 3}, 8)
-	assert.Equal(t, readBelieved, testDecider(linux).closedEmpty(&full, afterClose, t0))
+	assert.Equal(t, readAccepted, testDecider(linux).closedEmpty(&full, afterClose, t0))
 }
 
 // What a look does, by the subject's stat against the last read's.
 func TestLooks(t *testing.T) {
 	window := 100 * time.Millisecond
 	for _, c := range []struct {
-		name  string
-		racy  bool // the last read was of a file written within statTick
-		force bool
-		st    Signature
-		want  lookKind
+		name       string
+		withinTick bool // the last read was of a file written within statTick
+		force      bool
+		st         Signature
+		want       lookKind
 	}{
 		{"unchanged: nothing", false, false, 7, lookNothing},
 		{"unchanged, forced: read, and confirm an empty file", false, true, 7, lookRead},
-		{"unchanged after a racy read: read, for a write in the same tick keeps the stat", true, false, 7, lookRead},
+		{"unchanged after a withinTick read: read, for a write in the same tick keeps the stat", true, false, 7, lookRead},
 		{"changed with no event: give a writer a window", false, false, 8, lookStatChanged},
 		{"nothing there: read now", false, false, 0, lookReadNow},
 	} {
-		l := lastRead{sig: 7, racy: c.racy}
+		l := lastRead{sig: 7, withinTick: c.withinTick}
 		assert.Equal(t, c.want, l.look(c.force, c.st, window), c.name)
 	}
 	l := lastRead{sig: 7}
 	assert.Equal(t, lookReadNow, l.look(false, 8, 0), "no window: read now")
 }
 
-// A read is racy while the file it read was written less than statTick
+// A read is withinTick while the file it read was written less than statTick
 // before: then, and only then, the stat does not show a same-size write
 // made after it.
 func TestARacyReadIsOneOfAFileWrittenWithinATick(t *testing.T) {
@@ -214,7 +214,7 @@ func TestARacyReadIsOneOfAFileWrittenWithinATick(t *testing.T) {
 		{"stamped a tick ahead, which its next write changes", -statTick, false},
 	} {
 		d := testDecider(linux)
-		d.believe(&Read{Info: readFile, Sig: 7, ModTime: t0}, t0.Add(c.age))
-		assert.Equal(t, c.want, d.last.racy, c.name)
+		d.accept(&Read{Info: readFile, Sig: 7, ModTime: t0}, t0.Add(c.age))
+		assert.Equal(t, c.want, d.last.withinTick, c.name)
 	}
 }

@@ -56,8 +56,8 @@ func (d *Decider) resolveForRefresh(t readAfter) {
 // kernel's word will cover the read (it said who writes at the last read,
 // and a file's own watch reports its opens), of one file, after an event
 // (a swap, a rename, a writer's close), with no wait for writers under
-// way. Such a read is believed only on the kernel's word that no writer
-// was at work on what it read (see believableFirst), whatever the
+// way. Such a read is accepted only on the kernel's word that no writer
+// was at work on what it read (see acceptableFirst), whatever the
 // resolution finds: the rules that the resolution decides (a file no
 // watch heard written, a wait that moved to another file) are all about
 // writers the kernel does not tell of. Otherwise it is set aside, as if
@@ -71,12 +71,12 @@ func (d *Decider) readsFirst(t readAfter) bool {
 		!d.watches.closes && !d.wait.blocksReads() && (t == afterEvent || t == afterClose)
 }
 
-// believableFirst reports whether a read made before the refresh's
+// acceptableFirst reports whether a read made before the refresh's
 // resolution (readsFirst) is to be judged and handed on: the kernel's word
 // (asked, or the count of the file's openers and the stamps) says no
 // writer was at work on what was read, and it found a file, not empty,
 // read whole. It changes nothing.
-func (d *Decider) believableFirst(r *Read) bool {
+func (d *Decider) acceptableFirst(r *Read) bool {
 	if r.Err != nil || r.Empty || r.Torn {
 		return false
 	}
@@ -87,7 +87,7 @@ func (d *Decider) believableFirst(r *Read) bool {
 	if len(d.res.Files) == 1 {
 		id = d.watches.own(d.res.Files[0], r.Info)
 	}
-	return d.openers.known(id, r.Info, d.cfg.Stats) && d.openers.open == 0 && !d.openers.writing &&
+	return d.openers.known(id, r.Info, d.cfg.Inodes) && d.openers.open == 0 && !d.openers.writing &&
 		r.FineTimes && r.Stamp == d.stampBefore
 }
 
@@ -101,9 +101,9 @@ func (d *Decider) believableFirst(r *Read) bool {
 func (d *Decider) resolvedAfterRead(r Resolution, now time.Time) {
 	d.res = r
 	d.pending.resolved(d.refreshRoot)
-	d.pending.fresh = false
-	if r.File == nil || d.firstRead == nil || !d.cfg.Stats.SameFile(r.File, d.firstRead) {
-		d.pending.look, d.pending.touchedAll = true, true
+	d.pending.unwatched = false
+	if r.File == nil || d.firstRead == nil || !d.cfg.Inodes.SameFile(r.File, d.firstRead) {
+		d.pending.reread, d.pending.touchedAll = true, true
 		d.noFirst = true
 	}
 	d.firstRead = nil
@@ -150,7 +150,7 @@ func (d *Decider) counted() bool {
 	if !d.cfg.Caps.Opens || !d.cfg.Events || d.writer.counted || d.openers.asks() || len(d.res.Files) != 1 || d.res.File == nil {
 		return false
 	}
-	return d.openers.known(d.watches.own(d.res.Files[0], d.res.File), d.res.File, d.cfg.Stats)
+	return d.openers.known(d.watches.own(d.res.Files[0], d.res.File), d.res.File, d.cfg.Inodes)
 }
 
 // queueTaken takes the events the kernel queued before a read, with the
@@ -184,7 +184,7 @@ func (d *Decider) writersOf(r *Read) (w Writers, sure bool) {
 	switch {
 	case r.Writers == WritersNone && id != 0 && d.cfg.Caps.Opens:
 		d.openers.start(id, r.Info)
-	case r.Writers == WritersOpen && d.openers.known(id, r.Info, d.cfg.Stats):
+	case r.Writers == WritersOpen && d.openers.known(id, r.Info, d.cfg.Inodes):
 		d.openers.heldOpen()
 	case r.Writers != WritersNone:
 		d.openers.forget()
@@ -206,7 +206,7 @@ func (d *Decider) writersCounted(r *Read) (Writers, bool) {
 	if len(d.res.Files) == 1 {
 		id = d.watches.own(d.res.Files[0], r.Info)
 	}
-	if !d.openers.known(id, r.Info, d.cfg.Stats) {
+	if !d.openers.known(id, r.Info, d.cfg.Inodes) {
 		return WritersUnknown, false
 	}
 	w, sure := d.openers.say()
@@ -223,7 +223,7 @@ func (d *Decider) writersCounted(r *Read) (Writers, bool) {
 // every change and its stamp did not move since the queue was taken.
 // Elsewhere none holds only for what was queued before the read, and for
 // a set's files each on its own: the events queued since are taken before
-// it is believed (laterWriter).
+// it is accepted (laterWriter).
 func (d *Decider) vouched(r *Read, w Writers) bool {
 	if w != WritersNone || !d.res.One {
 		// A set's files are each whole, but a set rewritten file by file
@@ -238,7 +238,7 @@ func (d *Decider) vouched(r *Read, w Writers) bool {
 // (see laterWriter).
 func (d *Decider) judgeReadNow(r Read, now time.Time) {
 	if d.readFor == readForFirst {
-		if !d.believableFirst(&r) {
+		if !d.acceptableFirst(&r) {
 			// Set aside: the refresh goes on in the usual order.
 			d.readFor = readForRefresh
 			d.resolveForRefresh(d.order.after)
@@ -263,7 +263,7 @@ func (d *Decider) judgeReadNow(r Read, now time.Time) {
 	var v outcome
 	switch {
 	case !sure && w == WritersUnknown:
-		d.pending.look = true // another file: read again, asking the kernel
+		d.pending.reread = true // another file: read again, asking the kernel
 		v = readHeld
 	case !sure:
 		v = d.heldUnsure(&r, now)
@@ -284,7 +284,7 @@ func (d *Decider) judgeReadNow(r Read, now time.Time) {
 		d.phase = queueing
 		return
 	}
-	if v == readBelieved {
+	if v == readAccepted {
 		v = d.closedEmpty(&r, d.order.after, now)
 	}
 	d.readJudged(&r, v, now)
@@ -292,7 +292,7 @@ func (d *Decider) judgeReadNow(r Read, now time.Time) {
 
 // countFromBelief starts the count of the openers of the file r read,
 // where the kernel did not say who writes it (not the file's owner, and no
-// CAP_LEASE; leases off) and the file's times had the read believed: they
+// CAP_LEASE; leases off) and the file's times had the read accepted: they
 // took no writer to be at work on it, as the count takes the kernel's
 // "none" where it is given. From then on the file's own watch tells every
 // writer that opens it, and its reads are judged by the count, as the
@@ -307,12 +307,12 @@ func (d *Decider) countFromBelief(r *Read) {
 	}
 }
 
-// readJudged carries out what became of a read: one believed is handed
+// readJudged carries out what became of a read: one accepted is handed
 // on, and, where the kernel did not say who writes, starts the count of
 // the file's openers (countFromBelief).
 func (d *Decider) readJudged(r *Read, v outcome, now time.Time) {
-	if v == readBelieved {
-		d.believe(r, now)
+	if v == readAccepted {
+		d.accept(r, now)
 		d.out.Forward = ForwardRead
 		if d.readAsked && r.Err == nil && r.Writers == WritersUnknown {
 			d.countFromBelief(r)
@@ -327,7 +327,7 @@ func (d *Decider) readJudged(r *Read, v outcome, now time.Time) {
 func (d *Decider) judgedEvents() {
 	for _, p := range d.pending.takeDropped() {
 		d.watches.drop(p)
-		d.out.Forget = append(d.out.Forget, p)
+		d.out.Dropped = append(d.out.Dropped, p)
 	}
 }
 

@@ -12,12 +12,12 @@ const MaxWaitFactor = 10
 // pause so long are read a pause after the cap.
 const CapGap = 5 * time.Millisecond
 
-// capAgainTries is how many times a read at the cap that the kernel says
+// capRetries is how many times a read at the cap that the kernel says
 // a writer holds is made again CapGap apart, to fall between writers:
 // writes that never let up still leave gaps between one writer's close and
 // the next's open, and a read asked of in one is whole. Past it, the read
 // is made again a window apart, until one falls between writers.
-const capAgainTries = 20
+const capRetries = 20
 
 // HeldOpenWindow is how long a writer heard writing, that keeps the file
 // open, must go without a write before the file is read, where the kernel
@@ -61,11 +61,11 @@ const UnheardWriterPause = 25 * time.Millisecond
 const MaxWriterWait = 10 * time.Second
 
 // waitState is what the watch waits for before it reads the file, or
-// believes what it read.
+// accepts what it read.
 type waitState uint8
 
 const (
-	// waitNone: nothing to wait for; reads are believed.
+	// waitNone: nothing to wait for; reads are accepted.
 	waitNone waitState = iota
 	// waitConfirm: a read found the file missing or empty, which is more
 	// likely the middle of an update than its end. That is reported or
@@ -104,18 +104,18 @@ func (s waitState) String() string { return waitStateNames[s] }
 
 // readAfter is what a read comes after: what the watch knows, when it
 // reads, of the writers of the file, and so how far what it reads is
-// believed.
+// accepted.
 type readAfter uint8
 
 const (
 	// afterEvent: an event asked for the read. A missing or empty file is
 	// more likely the middle of an update than its end: it is confirmed
-	// before it is believed (waitConfirm).
+	// before it is accepted (waitConfirm).
 	afterEvent readAfter = iota
 	// afterWait: a wait is over; what is read is what the file is.
 	afterWait
 	// afterQuiet: in-place writes went a window without another, where no
-	// close will say the writer is done: believed as a wait's end is, but
+	// close will say the writer is done: accepted as a wait's end is, but
 	// an empty file, which is what a writer's truncation leaves, is
 	// confirmed for a window more (its writes' events may not have come).
 	afterQuiet
@@ -128,7 +128,7 @@ const (
 	// no heard writer holding it: it is read as afterQuiet.)
 	afterPause
 	// afterLongestWait: an empty file's writer held it open for
-	// MaxWriterWait without writing: what the file holds now is believed,
+	// MaxWriterWait without writing: what the file holds now is accepted,
 	// however empty, whoever holds it open still.
 	afterLongestWait
 	// afterCap: writes went on without pause for as long as a read may be
@@ -150,7 +150,7 @@ func (t readAfter) endsWriterWait() bool {
 }
 
 // readWait is the watch's wait for the file to settle before it is read,
-// or before what was read is believed. Its state changes only in the
+// or before what was read is accepted. Its state changes only in the
 // methods below, one for each thing that can happen to it; each is a
 // transition of the table in wait_test.go. The time is handed in, and the
 // loop's timer is set to its deadline.
@@ -163,7 +163,7 @@ type readWait struct {
 	movedStart time.Time // the start of a stat-changed wait that moved on to another file in this refresh, for the cap: see moved
 	carried    bool      // start is a moved wait's: a stat change's, which a heard write does not inherit
 	heard      bool      // in waitClose, or waitQuiet after closeLost: a write or a creation of the file was heard, so that its writer may be a slow producer holding it open
-	capTries   int       // reads at the cap made again since the wait began (capAgain)
+	capRetried int       // reads at the cap made again since the wait began (retryAtCap)
 	firedFrom  waitState // the state the wait was in when it last fired: the cap's retry waits on in it
 }
 
@@ -241,7 +241,7 @@ func (w *readWait) resume(closes bool, now time.Time) {
 }
 
 // emptyWhileOpen takes a file found empty while its writer holds it open:
-// nothing is believed until the writer closes or writes, or MaxWriterWait
+// nothing is accepted until the writer closes or writes, or MaxWriterWait
 // has passed since the writer began (since the last wait began, if the
 // read was that wait's end).
 func (w *readWait) emptyWhileOpen(why Reason, now time.Time) {
@@ -321,7 +321,7 @@ func (w *readWait) closeLost(now time.Time) {
 // writerClosed takes a writer's close. It ends any wait but a
 // confirmation: what the writer wrote is all there. A confirmation is left
 // to the close's read: it ends it if it finds the file written (see
-// believed), and a file still empty was emptied by a writer that may be
+// accepted), and a file still empty was emptied by a writer that may be
 // followed by another (see emptyClosed).
 func (w *readWait) writerClosed() {
 	if w.state != waitConfirm {
@@ -362,9 +362,9 @@ func (w *readWait) confirm(why Reason, now time.Time) {
 	w.deadline = now.Add(w.window)
 }
 
-// believed takes a read that is believed: it ends a confirmation, which
+// accepted takes a read that is accepted: it ends a confirmation, which
 // the read has made moot.
-func (w *readWait) believed() {
+func (w *readWait) accepted() {
 	if w.state == waitConfirm {
 		w.stop()
 	}
@@ -384,7 +384,7 @@ func (w *readWait) fired(now time.Time) (Reason, readAfter) {
 	switch {
 	case w.state == waitEmptyOpen:
 		// The writer was given MaxWriterWait: what the file holds now is
-		// believed, however empty.
+		// accepted, however empty.
 		t = afterLongestWait
 	case w.blocksReads() && now.Sub(w.start) >= MaxWaitFactor*w.pause():
 		t = afterCap
@@ -398,17 +398,17 @@ func (w *readWait) fired(now time.Time) (Reason, readAfter) {
 	return w.why, t
 }
 
-// capAgain takes a read at the cap that found a writer at work on the
+// retryAtCap takes a read at the cap that found a writer at work on the
 // file, by the kernel's word: it is made again CapGap later, to fall
 // between writers rather than inside one, and a window later once
-// capAgainTries such reads have all fallen inside one (writes that never
+// capRetries such reads have all fallen inside one (writes that never
 // let up: a read is made again at a slower pace until one falls between
-// writers, and none made inside one is believed). The wait keeps its
+// writers, and none made inside one is accepted). The wait keeps its
 // start, what it heard, and the state it fired from (running, or, as it
 // always is when the cap's read is judged, just fired), so that it fires
 // as the cap's again, by its own cap: a wait for a writer no event told
 // of has a shorter one than a quiet wait's.
-func (w *readWait) capAgain(now time.Time) {
+func (w *readWait) retryAtCap(now time.Time) {
 	s := w.state
 	if s == waitNone {
 		s = w.firedFrom
@@ -417,11 +417,11 @@ func (w *readWait) capAgain(now time.Time) {
 		s = waitQuiet
 	}
 	gap := CapGap
-	if w.capTries >= capAgainTries {
+	if w.capRetried >= capRetries {
 		gap = max(w.window, CapGap)
 	}
 	w.state, w.deadline = s, now.Add(gap)
-	w.capTries++
+	w.capRetried++
 }
 
 // stop ends any wait.
@@ -430,7 +430,7 @@ func (w *readWait) stop() {
 }
 
 func (w *readWait) begin(at time.Time, why Reason, s waitState) {
-	w.start, w.why, w.state, w.carried, w.heard, w.capTries = at, why, s, false, false, 0
+	w.start, w.why, w.state, w.carried, w.heard, w.capRetried = at, why, s, false, false, 0
 }
 
 // pause is how long writes must pause for the wait to end: where closes
@@ -465,7 +465,7 @@ func (w *readWait) writerPause(closes bool) time.Duration {
 // mayRead says whether a read of why and t is to be made now: not while
 // in-place writes are under way and it would not end the wait for them
 // (the wait's end, or the later writer's close, reads).
-func (w *readWait) mayRead(why Reason, t readAfter, fresh bool) (readOrder, bool) {
-	o := readOrder{why: why, after: t, fresh: fresh}
+func (w *readWait) mayRead(why Reason, t readAfter, unwatched bool) (readOrder, bool) {
+	o := readOrder{why: why, after: t, unwatched: unwatched}
 	return o, !(w.blocksReads() && (t == afterEvent || t == afterClose))
 }

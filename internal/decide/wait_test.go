@@ -51,11 +51,11 @@ var waitInputs = [...]struct {
 	{"closeLost", func(w *readWait, now time.Time) { w.closeLost(now) }},
 	{"writerClosed", func(w *readWait, _ time.Time) { w.writerClosed() }},
 	{"confirm", func(w *readWait, now time.Time) { w.confirm(ReasonEvent, now) }},
-	{"believed", func(w *readWait, _ time.Time) { w.believed() }},
+	{"accepted", func(w *readWait, _ time.Time) { w.accepted() }},
 	{"fired", func(w *readWait, now time.Time) { w.fired(now) }},
 	{"unheardWriter", func(w *readWait, now time.Time) { w.unheardWriter(ReasonEvent, now) }},
 	{"emptyClosed", func(w *readWait, now time.Time) { w.emptyClosed(ReasonWrite, now) }},
-	{"capAgain", func(w *readWait, now time.Time) { w.capAgain(now) }},
+	{"retryAtCap", func(w *readWait, now time.Time) { w.retryAtCap(now) }},
 	{"askAgain", func(w *readWait, now time.Time) { w.askAgain(ReasonWrite, now) }},
 }
 
@@ -157,11 +157,11 @@ func TestTheCapsRetryKeepsItsWait(t *testing.T) {
 	at := t0.Add(MaxWaitFactor * UnheardWriterPause)
 	_, after := w.fired(at)
 	require.Equal(t, afterCap, after)
-	w.capAgain(at)
+	w.retryAtCap(at)
 	_, after = w.fired(at.Add(CapGap))
 	assert.Equal(t, afterCap, after, "a retry of the cap's read is the cap's read")
-	for range capAgainTries {
-		w.capAgain(at)
+	for range capRetries {
+		w.retryAtCap(at)
 	}
 	assert.Equal(t, at.Add(w.window), w.deadline, "past the tries, a window apart")
 }

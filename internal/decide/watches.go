@@ -39,7 +39,7 @@ func (e *WatchError) Unwrap() error { return e.Err }
 // the path no longer needs removed.
 type watchSet struct {
 	caps    Caps
-	stats   Stats
+	stats   Inodes
 	watched map[string]WatchKind   // paths watched, directories and files by themselves, and what their watches report
 	ids     map[string]int         // the id of each watched path's watch
 	fileOf  map[string]fs.FileInfo // the file each watch of a file by itself was added for, where known
@@ -53,7 +53,7 @@ type watchSet struct {
 	closes bool
 }
 
-func newWatchSet(c Caps, st Stats) watchSet {
+func newWatchSet(c Caps, st Inodes) watchSet {
 	return watchSet{caps: c, stats: st, watched: make(map[string]WatchKind), ids: make(map[string]int),
 		fileOf: make(map[string]fs.FileInfo), refused: make(map[string]error)}
 }
@@ -203,7 +203,7 @@ func (w *watchSet) ownAdded(path string, id int, file fs.FileInfo) {
 // the file's own watch stands in for it, nor, while the file cannot be
 // reached, the watch of the directory above, which reports the directory
 // made enterable. The loop then ends, to poll.
-func (w *watchSet) blind(r *Resolution) error {
+func (w *watchSet) noWatchTells(r *Resolution) error {
 	why := w.refused[r.Home]
 	switch {
 	case why == nil:

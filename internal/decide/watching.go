@@ -45,7 +45,7 @@ func (d *Decider) addNext(now time.Time) {
 		d.afterAdds(now)
 		return
 	}
-	d.settleRound(now)
+	d.pathWatchRound(now)
 }
 
 // afterAdds goes on once a read's watches are added. A directory that
@@ -60,8 +60,8 @@ func (d *Decider) afterAdds(now time.Time) {
 	a := d.adds
 	switch {
 	case a.vanished || a.err == nil && d.watches.refused[d.res.Home] != nil:
-		d.settle.gone, d.settle.added = a.vanished, a.added
-		d.startSettle(false, settleThenAfterAdd, now)
+		d.pathWatch.gone, d.pathWatch.added = a.vanished, a.added
+		d.watchPath(false, thenAfterAdds, now)
 	case a.err != nil:
 		d.fail(a.err)
 	default:
@@ -78,7 +78,7 @@ func (d *Decider) addsDone(gone bool, added map[string]bool, now time.Time) {
 	case gone:
 		d.pending.watchesAdded(true, 0, 0)
 	case len(added) > 0:
-		d.out.Next = Action{Kind: Check, Touched: added}
+		d.out.Next = Action{Kind: CheckPath, Touched: added}
 		d.phase = checking
 		return
 	}
@@ -93,32 +93,32 @@ func (d *Decider) finishAfterRead(now time.Time) {
 	d.next(now)
 }
 
-// startSettle watches the path until it holds still (all: every watch is
+// watchPath watches the path until it holds still (all: every watch is
 // added again in the first round), then goes on with then. A loop that
 // polls watches nothing.
-func (d *Decider) startSettle(all bool, then settleThen, now time.Time) {
-	d.settle.all, d.settle.round, d.settle.then = all, 0, then
+func (d *Decider) watchPath(all bool, then pathWatchThen, now time.Time) {
+	d.pathWatch.all, d.pathWatch.round, d.pathWatch.then = all, 0, then
 	if !d.cfg.Events {
-		d.settled(now)
+		d.pathHeldStill(now)
 		return
 	}
 	d.out.Next = Action{Kind: Resolve, FromRoot: true}
-	d.phase = settling
+	d.phase = watchingPath
 }
 
-// settleRound ends a round of adds: the path holds still if nothing was
+// pathWatchRound ends a round of adds: the path holds still if nothing was
 // added; it is resolved again if something was, or a path vanished as it
 // was, up to maxWatchRounds times.
-func (d *Decider) settleRound(now time.Time) {
+func (d *Decider) pathWatchRound(now time.Time) {
 	a := d.adds
 	switch {
 	case a.err == nil && len(a.added) == 0:
 	case a.err != nil && !a.vanished:
 		d.fail(a.err)
 		return
-	case d.settle.round < maxWatchRounds:
+	case d.pathWatch.round < maxWatchRounds:
 		d.out.Next = Action{Kind: Resolve, FromRoot: true}
-		d.phase = settling
+		d.phase = watchingPath
 		return
 	}
 	d.out.Remove = append(d.out.Remove, d.watches.prune(&d.res, d.keptWatch())...)
@@ -127,20 +127,20 @@ func (d *Decider) settleRound(now time.Time) {
 		d.fail(a.err)
 		return
 	}
-	if err := d.watches.blind(&d.res); err != nil {
+	if err := d.watches.noWatchTells(&d.res); err != nil {
 		d.fail(err)
 		return
 	}
-	d.settled(now)
+	d.pathHeldStill(now)
 }
 
 // settled goes on once the path holds still.
-func (d *Decider) settled(now time.Time) {
-	switch d.settle.then {
-	case settleThenLook:
+func (d *Decider) pathHeldStill(now time.Time) {
+	switch d.pathWatch.then {
+	case thenLook:
 		d.lookRead(now)
-	case settleThenAfterAdd:
-		d.addsDone(d.settle.gone, d.settle.added, now)
+	case thenAfterAdds:
+		d.addsDone(d.pathWatch.gone, d.pathWatch.added, now)
 	}
 }
 

@@ -86,7 +86,7 @@ func (w *awaitedWriter) fromOwnWatch(ev Event, waiting bool) (eventKind, bool) {
 	switch {
 	case ev.Has(OpGone):
 		w.gone = true
-		return eventLook, true
+		return eventReread, true
 	case ev.Has(OpWrite):
 		return eventWrite, true
 	case ev.Has(OpClose):
@@ -104,7 +104,7 @@ func (w *awaitedWriter) cameOnOwnWatch(ev Event, waiting bool) bool {
 // elsewhere reports whether the path, one file's (r), leads now to another
 // file than the one the wait is for, or to none. Not known is not
 // elsewhere.
-func (w *awaitedWriter) elsewhere(r *Resolution, st Stats) bool {
+func (w *awaitedWriter) elsewhere(r *Resolution, st Inodes) bool {
 	if !r.One || w.file == nil {
 		return false // a set's resolution names no file
 	}

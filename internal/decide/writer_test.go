@@ -45,7 +45,7 @@ func TestTheAwaitedFilesOwnWatchTellsItsEnd(t *testing.T) {
 			require.Equal(t, Resolve, dec.Next.Kind, "the end of the wait asks for a read")
 			dec = d.Resolved(r, false, nil, t0.Add(time.Millisecond))
 			assert.Equal(t, ReadNow, dec.Next.Kind, "the wait is over: the file the path shows now is read")
-			assert.True(t, d.order.fresh, "as one no watch heard the writers of: /srv is not watched yet")
+			assert.True(t, d.order.unwatched, "as one no watch heard the writers of: /srv is not watched yet")
 			assert.False(t, d.pending.rewatch, "its own watch gone is no directory's: nothing to watch again")
 		})
 	}
@@ -61,7 +61,7 @@ func TestTheAwaitedFilesOwnWatchTellsItsEnd(t *testing.T) {
 		require.False(t, d.res.relevant(a), "a.yaml is no name of the path's now")
 
 		dec := d.Event(Event{Name: a, Op: OpRemove | OpGone, Watch: 5}, facts(relinked, 9), t0.Add(time.Millisecond))
-		assert.Equal(t, []string{a}, dec.Forget, "its watch is forgotten")
+		assert.Equal(t, []string{a}, dec.Dropped, "its watch is forgotten")
 		assert.False(t, d.pending.rewatch, "a file's watch, not a directory's: nothing to watch again")
 		assert.Equal(t, Resolve, dec.Next.Kind)
 		dec = d.Resolved(d.res, false, nil, t0.Add(time.Millisecond))
@@ -94,7 +94,7 @@ func TestAWaitDoesNotTakeAWatchDroppedInItsBatch(t *testing.T) {
 	q.LateFacts = q.QueuedFacts
 	dec := d.Queue(q, t0.Add(time.Second))
 	assert.Equal(t, ForwardNothing, dec.Forward, "the write is awaited")
-	assert.Equal(t, []string{path}, dec.Forget, "the loop is to forget the path's watch")
+	assert.Equal(t, []string{path}, dec.Dropped, "the loop is to forget the path's watch")
 	assert.Equal(t, Action{Kind: AddOwnWatch, Path: path, Report: watchFile, File: readFile}, dec.Next, "and is asked for the file's own watch anew")
 }
 
