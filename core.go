@@ -56,6 +56,7 @@ const (
 	seenNothing seenState = iota // never read: the first watch read is the baseline
 	seenFailed                   // read, but never successfully
 	seenContent                  // sum holds the content last read or delivered
+	seenHeld                     // sum holds Watch's first read, which its decider held (a writer may have been in it)
 )
 
 func markOf(r reading) seenMark {
@@ -102,7 +103,7 @@ func (c *core) watch(ctx context.Context, cb func(event any, err error)) error {
 		return err
 	}
 	first := launchLoop(c.t, w, decide.ReasonStart)
-	c.takeBaseline(w, first.read)
+	c.takeBaseline(w, first.read, judgeAlone(c.t, first.read))
 	go w.run(first)
 	return nil
 }
@@ -223,18 +224,24 @@ func (c *core) errorf(op string, err error) error {
 // no callback begins after Unwatch returns, and a stopped watch's last
 // loop records nothing over its successor's.
 
-// takeBaseline makes r the baseline if nobody read the file before Watch:
-// then what Watch found is what the application is taken to have. Watch
-// takes its first read so; a read that failed for a reason of the process
-// leaves it to the next. It reports whether r was content, and so is not
-// delivered.
-func (c *core) takeBaseline(w *delivery, r reading) bool {
+// takeBaseline makes r, judged f by a decider, the baseline if nobody
+// read the file before Watch: then what Watch found is what the
+// application is taken to have. Watch takes its first read so, judged by
+// a decider of its own (judgeAlone); a read that failed for a reason of
+// the process leaves it to the next. A read the decider held (a writer
+// may have been in it) is a baseline only if the watch's loop accepts the
+// same content: other content is news (admit). It reports whether r was
+// content, and so is not delivered.
+func (c *core) takeBaseline(w *delivery, r reading, f decide.Forward) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.seen.state != seenNothing || w.stopped() || processError(r.err) {
+	if c.seen.state != seenNothing || w.stopped() || f == decide.ForwardFailure {
 		return false
 	}
 	c.seen = markOf(r)
+	if f == decide.ForwardNothing && r.err == nil {
+		c.seen.state = seenHeld
+	}
 	return r.err == nil
 }
 
@@ -248,7 +255,8 @@ func (c *core) admit(w *delivery, d *content, why Reason, back bool) (fsnotify.O
 	if w.stopped() {
 		return 0, false
 	}
-	if c.seen.state == seenNothing {
+	held := c.seen.state == seenHeld
+	if c.seen.state == seenNothing || held && c.seen.sum == d.sum {
 		c.seen = contentMark(d) // the baseline: see takeBaseline
 		return 0, false
 	}
@@ -256,7 +264,7 @@ func (c *core) admit(w *delivery, d *content, why Reason, back bool) (fsnotify.O
 		return 0, false
 	}
 	op := fsnotify.Write
-	if back || c.seen.state != seenContent {
+	if back || c.seen.state != seenContent && !held {
 		op = fsnotify.Create
 	}
 	c.seen = contentMark(d)

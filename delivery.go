@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/keepwatch/file/internal/decide"
 )
 
 // delivery is one call to Watch: a goroutine that runs the restart loop
@@ -24,9 +26,6 @@ type delivery struct {
 	fileProblem  problem // the file problem last reported; zero while the file reads fine
 	readProblem  problem // the process's own read failure last reported; zero once a read works
 	watchProblem problem // the watch problem last reported; zero once a loop on events runs
-	remoteNoted  string  // the event-less filesystem already reported
-	failures     int     // loops failed in a row
-	fellBack     bool    // polling because events failed; trying them again is no restart
 }
 
 func (w *delivery) stop()         { w.cancel() }
@@ -54,29 +53,20 @@ func (w *delivery) run(first launch) {
 	rearm(w.ctx, w.c.t, w, w.look, first)
 }
 
-// found takes a read a loop believes. Content the application has not
+// found takes a read a loop accepted. Content the application has not
 // got goes on to the callback; a new problem with the file is reported.
 // After a problem, the file coming back is delivered even if its content is
 // what was delivered last: the callback's last word must describe the file
 // as it is.
-//
-// A read that failed for a reason of the process (too many open files, no
-// memory), which the loop retries, is reported once as what it is, and
-// is no problem of the file: it neither sets the baseline nor makes the
-// file's next read a comeback.
 func (w *delivery) found(r reading) {
 	log := w.c.t.opts.log()
-	switch {
-	case processError(r.err):
-		w.reportRead(r.err)
-		return
-	case w.readProblem != problem{}:
+	if w.readProblem != (problem{}) {
 		w.readProblem = problem{}
 		log.Info("keepwatch: read works again", slog.String("path", w.c.t.path))
 	}
 	w.recheckReplaced()
 	if r.err != nil {
-		if !w.c.takeBaseline(w, r) {
+		if !w.c.takeBaseline(w, r, decide.ForwardRead) {
 			w.reportFile(r.err)
 		}
 		return
@@ -118,42 +108,49 @@ func (w *delivery) watching(mode Mode, dirs []string) {
 	w.c.recordWatching(w, mode, dirs)
 }
 
-// started logs how a loop that starts to run notices changes, and
-// reports a filesystem without remote events, once.
-func (w *delivery) started(kind loopKind, remote string) {
+// readFailed reports a read that failed for a reason of the process (too
+// many open files, no memory), which the loop retries, once as what it is:
+// it is no problem of the file, and neither sets the baseline nor makes
+// the file's next read a comeback.
+func (w *delivery) readFailed(err error) { w.reportRead(err) }
+
+// started tells of a loop that starts to run as the supervisor decided
+// (st): how it notices changes, and a filesystem without remote events
+// (remote), once.
+func (w *delivery) started(st decide.Start, remote string) {
 	opts := w.c.t.opts
 	log := opts.log().With(slog.String("path", w.c.t.path))
-	switch {
-	case kind == pollForced:
+	switch st.Tell {
+	case decide.TellPolling:
 		log.Debug("keepwatch: polling", slog.Duration("every", opts.poll))
 		return
-	case kind == pollFallback:
+	case decide.TellNothing:
 		return // reported as such when events failed
-	case w.failures > 0:
-		log.Info("keepwatch: watch re-armed", slog.Int("attempts", w.failures), slog.Any("dirs", w.c.watchedDirs()))
+	case decide.TellRearmed:
+		log.Info("keepwatch: watch re-armed", slog.Int("attempts", st.Rearmed), slog.Any("dirs", w.c.watchedDirs()))
 	default:
 		log.Debug("keepwatch: watch started", slog.Any("dirs", w.c.watchedDirs()))
 	}
-	w.failures, w.fellBack = 0, false
 	w.watchProblem = problem{}
-	if remote != "" && remote != w.remoteNoted {
-		w.remoteNoted = remote
-		w.reportWatch(&watchError{polling: opts.pollInterval(), fs: remote}, 0)
+	if st.TellRemote {
+		w.reportWatch(&watchError{polling: opts.pollInterval(), fs: remote}, 0, 0)
 	}
 }
 
-// interrupted takes a loop that failed: it is counted, and reported
-// unless the same problem was reported since the last loop on events.
-func (w *delivery) interrupted(err error, next Mode, retryIn time.Duration) {
-	w.failures++
-	again := w.fellBack && next == ModePolling // trying events from polling failed: no restart
-	w.fellBack = next == ModePolling
-	w.c.recordFailure(w, next, !again)
+// interrupted takes a loop that ended on err, as the supervisor decided
+// of it (sv): it is counted, and reported unless the same problem was
+// reported since the last loop on events.
+func (w *delivery) interrupted(err error, sv decide.Supervision) {
+	next := ModeRetrying
+	if sv.Run == decide.RunPoll {
+		next = ModePolling
+	}
+	w.c.recordFailure(w, next, sv.Restart)
 	we := &watchError{cause: err}
 	if next == ModePolling {
 		we.polling = w.c.t.opts.pollInterval()
 	}
-	w.reportWatch(we, retryIn)
+	w.reportWatch(we, sv.Failures, sv.After)
 }
 
 // reportFile reports a problem with the file (missing, not regular, too
@@ -184,7 +181,7 @@ func (w *delivery) reportRead(err error) {
 // reportWatch reports a problem with the watch itself, unless it is the
 // same one as the last reported and no loop on events ran in between:
 // then it only logs the retry, at debug level.
-func (w *delivery) reportWatch(we *watchError, retryIn time.Duration) {
+func (w *delivery) reportWatch(we *watchError, attempt int, retryIn time.Duration) {
 	kind := kindBroken
 	switch {
 	case we.fs != "":
@@ -210,7 +207,7 @@ func (w *delivery) reportWatch(we *watchError, retryIn time.Duration) {
 			slog.Any("error", we.cause), slog.Duration("every", we.polling))
 	default:
 		log.Log(ctx, level, "keepwatch: watch interrupted", path,
-			slog.Any("error", we.cause), slog.Int("attempt", w.failures), slog.Duration("retry_in", retryIn))
+			slog.Any("error", we.cause), slog.Int("attempt", attempt), slog.Duration("retry_in", retryIn))
 	}
 	if again {
 		return

@@ -13,14 +13,18 @@ import (
 // randomness. Tests that compare two builds' decisions fix it.
 var randomSeed = rand.Uint64
 
-// rearmSink is what the restart loop tells of: what its loops find, and
-// each loop that failed.
+// rearmSink is what the restart loop tells of: what its loops find, each
+// loop that starts, and each that ended on a problem.
 type rearmSink interface {
 	sink
-	// interrupted says that a loop ended on err, and what follows:
-	// ModeRetrying, a new loop after retryIn, or ModePolling, a poll
-	// loop standing in for events until they can be tried again.
-	interrupted(err error, next Mode, retryIn time.Duration)
+	// started says that a loop starts to run, how the supervisor would
+	// have it told, and, if its file is on a filesystem that reports no
+	// remote changes, which.
+	started(st decide.Start, remote string)
+	// interrupted says that a loop ended on err, and what the supervisor
+	// decided of it: a poll loop standing in for events, or a new loop
+	// after a backoff.
+	interrupted(err error, sv decide.Supervision)
 }
 
 // launch is one try at opening a loop, and the read made right after it.
@@ -58,56 +62,99 @@ func (l launch) close() {
 }
 
 // rearm is the supervised re-arm: it runs first, then loop after loop,
-// until ctx is done. Whatever ends a loop (the notifier cannot be created,
-// an Add fails, an error arrives, a channel closes) is told to out and
-// followed by a new loop after a capped, jittered backoff; the new loop
-// re-reads the file, so an update made while the watch was down is
-// delivered then. Where events cannot be had at all, a poll loop stands in
-// for them, and events are tried again now and then. A request on look
-// cuts a backoff short.
+// until ctx is done, as the supervisor (decide.Supervisor) decides of each
+// loop's end: whatever ends a loop (the notifier cannot be created, an Add
+// fails, an error arrives, a channel closes) is told to out and followed
+// by a new loop after a capped, jittered backoff; the new loop re-reads
+// the file, so an update made while the watch was down is delivered then.
+// Where events cannot be had at all, a poll loop stands in for them, and
+// events are tried again now and then. A request on look cuts a backoff
+// short.
 func rearm(ctx context.Context, t target, out rearmSink, look <-chan struct{}, first launch) {
-	bo := decide.NewBackoff(t.opts.backoffMin, t.opts.backoffMax, randomSeed())
+	s := decide.NewSupervisor(t.opts.backoffMin, t.opts.backoffMax, randomSeed())
 	l := first
 	for {
-		if ctx.Err() != nil {
-			l.close()
-			return
-		}
 		start := time.Now()
-		err := runLoop(ctx, l, out, look)
-		if ctx.Err() != nil {
-			return
+		err := runLoop(ctx, t, l, out, look, s)
+		sv := s.Ended(endOf(ctx, err), time.Since(start))
+		if sv.Told {
+			out.interrupted(err, sv)
 		}
-		switch {
-		case errors.Is(err, errTryEvents):
-			l = launchLoop(t, out, decide.ReasonRestart)
-			continue
-		case eventsUnavailable(err):
-			// Retrying at once would fail again: poll, and try events
-			// again later. Polling is its own wait; no backoff.
-			out.interrupted(err, ModePolling, 0)
+		switch sv.Run {
+		case decide.RunNothing:
+			return
+		case decide.RunPoll:
 			l = launchPoll(t, out, true, decide.ReasonRestart)
 			continue
-		}
-		delay := bo.Next(time.Since(start))
-		out.interrupted(err, ModeRetrying, delay)
-		if !sleep(ctx, look, delay) {
-			return
+		case decide.RunRetry:
+			if !sleep(ctx, look, sv.After) {
+				return
+			}
 		}
 		l = launchLoop(t, out, decide.ReasonRestart)
 	}
 }
 
-// runLoop runs the launch's loop until it ends. With no loop it only
-// hands on the read, so updates still flow, at the pace of the backoff,
-// while no watch can be armed.
-func runLoop(ctx context.Context, l launch, out sink, look <-chan struct{}) error {
+// endOf is why a loop ended, for the supervisor, from its error: the
+// watch's context done, a poll loop's time to try events again, events
+// that cannot be had, or any other failure.
+func endOf(ctx context.Context, err error) decide.LoopEnd {
+	switch {
+	case ctx.Err() != nil:
+		return decide.EndStopped
+	case errors.Is(err, errTryEvents):
+		return decide.EndTryEvents
+	case eventsUnavailable(err):
+		return decide.EndEventsUnavailable
+	}
+	return decide.EndFailed
+}
+
+// runLoop runs the launch's loop until it ends, once the supervisor has
+// said how its start is told and whether it polls besides its events.
+// With no loop, the launch's read is judged by a decider of its own and
+// handed on as that decider says, so that updates still flow, at the
+// pace of the backoff, while no watch can be armed, and none unjudged.
+func runLoop(ctx context.Context, t target, l launch, out rearmSink, look <-chan struct{}, s *decide.Supervisor) error {
+	if ctx.Err() != nil {
+		l.close()
+		return nil
+	}
 	if l.l == nil {
-		out.found(l.read)
+		forward(out, judgeAlone(t, l.read), l.read)
 		return l.err
 	}
 	defer l.l.close()
+	st := s.Started(decide.LoopStart{Polls: !l.l.events(), Fallback: l.l.kind == pollFallback, Remote: l.l.remoteFS})
+	if st.PollRemote {
+		l.l.pollRemote = true
+		l.l.tellWatching()
+	}
+	out.started(st, l.l.remoteFS)
 	return l.l.run(ctx, l.read, look)
+}
+
+// judgeAlone is the judgment a loop's first read would get, for a read
+// made where there is no loop (the notifier could not be created) or none
+// running yet (Watch's baseline): that of a decider of its own, which
+// watches nothing.
+func judgeAlone(t target, r reading) decide.Forward {
+	d := decide.New(decide.Config{Window: t.opts.quiet, Paths: t.subj.paths(), Inodes: platformInodes{},
+		RetryMin: t.opts.backoffMin, RetryMax: t.opts.backoffMax, Seed: randomSeed()})
+	now := time.Now()
+	d.Step(decide.Input{Kind: decide.InputOpen, Now: now})
+	return d.Step(decide.Input{Kind: decide.InputStart, Read: r.facts(t.subj), Now: now}).Forward
+}
+
+// forward hands r on as the decider said: accepted, it goes on to the
+// delivery; failing for a reason of the process, it is told of.
+func forward(out sink, f decide.Forward, r reading) {
+	switch f {
+	case decide.ForwardRead:
+		out.found(r)
+	case decide.ForwardFailure:
+		out.readFailed(r.err)
+	}
 }
 
 // sleep waits out a backoff, and reports whether the watch goes on. A

@@ -3,7 +3,9 @@ package file
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 	"testing/synctest"
@@ -196,4 +198,78 @@ func TestShutdownDuringBackoffReturnsAtOnce(t *testing.T) {
 		assert.Zero(t, time.Since(start))
 		assert.Equal(t, 1, fs.calls())
 	})
+}
+
+// While no loop can be opened, each restart's read is judged before it is
+// handed on, as a loop's first read would be: one made while a writer holds
+// the file, half-written, is not delivered; the finished file is, once.
+func TestRestartReadWhileAWriterHoldsTheFileIsNotDelivered(t *testing.T) {
+	if !kernelTellsWriters(t) {
+		t.Skip("the kernel does not say here who holds a file open for writing")
+	}
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		write(t, path, "v1\n")
+		fs := &fakes{newErrs: slices.Repeat([]error{syscall.EIO}, 20)}
+		_, r := watched(t, path, withNotifier(fs.new), withBackoff(testBackoffMin, testBackoffMin), WithRecheckInterval(0))
+
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+		require.NoError(t, err)
+		_, err = f.WriteString("key: ha")
+		require.NoError(t, err)
+		time.Sleep(5 * testBackoffMin) // restarts, each of which reads
+		synctest.Wait()
+		require.Greater(t, fs.calls(), 3)
+		assert.Empty(t, r.contents(), "a read a writer was in is held")
+
+		_, err = f.WriteString("lf-done\n")
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+		time.Sleep(5 * testBackoffMin)
+		synctest.Wait()
+		assert.Equal(t, []string{"key: half-done\n"}, r.contents())
+	})
+}
+
+// With nothing read before Watch, Watch's first read is the baseline: what
+// the application is taken to have. A first read that a writer was in is
+// held: if the writer goes on, what it finishes is news and delivered; if
+// it had finished, its content is the baseline after all, and not
+// delivered.
+func TestWatchFirstReadWhileAWriterHoldsTheFile(t *testing.T) {
+	if !kernelTellsWriters(t) {
+		t.Skip("the kernel does not say here who holds a file open for writing")
+	}
+	for _, c := range []struct {
+		name, rest string
+		want       []string
+	}{
+		{"the writer goes on", "lf-done\n", []string{"key: half-done\n"}},
+		{"the writer had finished", "", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				path := filepath.Join(t.TempDir(), "config.yaml")
+				write(t, path, "v1\n")
+				f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+				require.NoError(t, err)
+				_, err = f.WriteString("key: ha")
+				require.NoError(t, err)
+
+				fs := &fakes{}
+				p := Provider(path, withNotifier(fs.new), withBackoff(testBackoffMin, testBackoffMax), WithRecheckInterval(0), WithLogger(testLogger(t)))
+				r := newRecorder(p)
+				require.NoError(t, p.Watch(r.cb)) // nothing read before
+				t.Cleanup(func() { shutdown(t, p) })
+				advance(testQuiet)
+
+				_, err = f.WriteString(c.rest)
+				require.NoError(t, err)
+				require.NoError(t, f.Close())
+				send(fs.last(), path, decide.OpWrite)
+				advance(time.Second)
+				assert.Equal(t, c.want, r.contents())
+			})
+		})
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/keepwatch/file/internal/decide"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -127,7 +128,7 @@ func TestStatsCountRestartsAndPolling(t *testing.T) {
 		synctest.Wait()
 		restarts := f.Stats().Restarts
 		assert.Equal(t, ModePolling, f.Stats().Mode)
-		advance(3 * eventRetryInterval)
+		advance(3 * decide.EventRetryInterval)
 		st = f.Stats()
 		assert.Equal(t, ModePolling, st.Mode)
 		assert.Empty(t, st.WatchedDirs)

@@ -10,24 +10,19 @@ import (
 	"github.com/keepwatch/file/internal/decide"
 )
 
-// eventRetryInterval is how often a loop that polls because events failed
-// ends, so that events are tried again.
-const eventRetryInterval = 30 * time.Second
-
 // sink takes what a loop finds. The delivery that runs the loop is its
 // sink (delivery.go), and decides what of it reaches the callback.
 type sink interface {
-	// found takes a read the decider believes: not one taken while the
+	// found takes a read the decider accepted: not one taken while the
 	// file was being written, nor a missing or empty file that may be the
-	// middle of an update; or a read that failed for a reason of the
-	// process, which the loop retries.
+	// middle of an update.
 	found(r reading)
+	// readFailed takes a read that failed for a reason of the process (too
+	// many open files, no memory), which the loop retries.
+	readFailed(err error)
 	// watching says how the loop notices changes, and the directories it
 	// watches, sorted: once it is open, and whenever they change.
 	watching(mode Mode, dirs []string)
-	// started says that the loop runs now, and how; remote names the
-	// filesystem that reports no remote changes, if the file is on one.
-	started(kind loopKind, remote string)
 	// unchanged says that a look found the file as the last read left
 	// it: the watch is looking.
 	unchanged()
@@ -79,6 +74,9 @@ type watchLoop struct {
 	timer    *time.Timer // the decider's wake-up
 	timerAt  time.Time   // when timer fires; zero if it is stopped
 	remoteFS string      // the file's filesystem delivers no events for remote changes
+	// pollRemote says the loop polls besides its events, as the
+	// supervisor decided for a file on such a filesystem.
+	pollRemote bool
 	// tryEvents ends a poll loop that stands in for events.
 	tryEvents *time.Timer
 
@@ -110,13 +108,16 @@ func openLoop(t target, out sink) (*watchLoop, error) {
 }
 
 // newPollLoop makes a loop that polls. A fallback, standing in for events
-// that failed, ends after eventRetryInterval so that they are tried again.
+// that failed, ends after decide.EventRetryInterval so that they are tried again.
 func newPollLoop(t target, out sink, fallback bool) *watchLoop {
 	l := newLoop(t, noEvents{}, pollForced)
 	if fallback {
 		l.kind = pollFallback
-		l.tryEvents = time.NewTimer(eventRetryInterval)
+		l.tryEvents = time.NewTimer(decide.EventRetryInterval)
 	}
+	// It opens as any loop does: one that polls watches nothing, and
+	// holds still at once.
+	_ = l.carryOut(l.d.Step(decide.Input{Kind: decide.InputOpen, Now: time.Now()}))
 	l.out = out
 	out.watching(ModePolling, nil)
 	return l
@@ -137,7 +138,7 @@ func (l *watchLoop) events() bool { return l.kind == onEvents }
 // polls reports whether the loop re-reads at the poll interval: it has no
 // events, or its file is on a filesystem that reports no events for
 // remote changes.
-func (l *watchLoop) polls() bool { return !l.events() || l.remoteFS != "" }
+func (l *watchLoop) polls() bool { return !l.events() || l.pollRemote }
 
 // mode is how the loop notices changes.
 func (l *watchLoop) mode() Mode {
@@ -151,7 +152,6 @@ func (l *watchLoop) mode() Mode {
 // decider, then takes events, and requests to look now from look, until
 // the loop fails or ctx is done; it returns nil only in the latter case.
 func (l *watchLoop) run(ctx context.Context, first reading, look <-chan struct{}) error {
-	l.out.started(l.kind, l.remoteFS)
 	l.timer = time.NewTimer(time.Hour)
 	l.timer.Stop()
 	defer l.timer.Stop()
@@ -334,9 +334,7 @@ func (l *watchLoop) carryOut(d decide.Decision) error {
 // sink, the watches the kernel dropped or the path no longer needs are
 // removed, and the timer is set to when the decider is to be told the time.
 func (l *watchLoop) apply(d decide.Decision) {
-	if d.Forward != decide.ForwardNothing {
-		l.out.found(l.read)
-	}
+	forward(l.out, d.Forward, l.read)
 	for _, p := range d.Dropped {
 		l.n.Remove(p)
 	}

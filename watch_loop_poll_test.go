@@ -51,18 +51,18 @@ func TestEventsUnavailableFallsBackToPollingAndBack(t *testing.T) {
 				replace(t, path, "v2\n")
 				advance(every + testQuiet)
 				assert.Equal(t, []string{"v2\n"}, r.contents())
-				assert.Equal(t, calls, fs.calls(), "no retry of events before %s", eventRetryInterval)
+				assert.Equal(t, calls, fs.calls(), "no retry of events before %s", decide.EventRetryInterval)
 
 				// Events still unavailable at the next try: still polling,
 				// nothing reported again.
-				advance(eventRetryInterval)
+				advance(decide.EventRetryInterval)
 				assert.Greater(t, fs.calls(), calls)
 				assert.Len(t, r.errs(), 1)
 
 				// Once they work, the provider is back on events: a change is
 				// delivered on its event, without waiting for a poll.
 				fs.set(func(fs *fakes) { fs.newErrs, fs.addErr = nil, nil })
-				advance(eventRetryInterval)
+				advance(decide.EventRetryInterval)
 				n := fs.last()
 				require.NotNil(t, n)
 				assert.Equal(t, []string{filepath.Dir(path)}, n.watched())
