@@ -275,7 +275,7 @@ func BenchmarkInotifyBatch(b *testing.B) {
 // copies alternate and neither is ever the one queued last. The burst is
 // merged still, a pair at a time, so that it fills no session's queue and
 // the writer's close after it is not lost with a rescan: the close on the
-// file's own watch (a wait's witness) and on its directory's.
+// file's own watch (a wait's) and on its directory's.
 func TestABurstOfWritesToAFileWatchedTwiceIsMergedWhileQueued(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config.yaml")

@@ -65,7 +65,7 @@ type reading struct {
 // failed and how, whether it found nothing, and the file's stat and times.
 // A read from a kubelet volume that does not know when its payload was
 // swapped in asks the volume's ..data link, but for one made first, which
-// the decider believes only on the kernel's word, never by the times.
+// the decider accepts only on the kernel's word, never by the times.
 func (r *reading) facts(subj subject) decide.Read {
 	d := decide.Read{Why: r.why, Err: r.err, Missing: errors.Is(r.err, fs.ErrNotExist), Process: processError(r.err)}
 	if r.err != nil {

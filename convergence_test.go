@@ -470,7 +470,7 @@ func (w *world) holdOpen() error {
 // O_TRUNC, close), then appends new content in one write a moment later,
 // as cat or echo with >> does. The empty file between them is no content
 // a writer finished, unless the appender began so late that a watch may
-// believe it.
+// accept it.
 func (w *world) emptyThenAppend() error {
 	if err := os.MkdirAll(w.vol, 0o755); err != nil {
 		return err
@@ -505,7 +505,7 @@ func (w *world) emptyThenAppend() error {
 		return err
 	}
 	if time.Since(emptied) >= w.writerWindow() {
-		w.done.add("") // held up past the window: the empty file may be believed
+		w.done.add("") // held up past the window: the empty file may be accepted
 	}
 	if _, err := f.WriteString(data); err != nil {
 		f.Close()
@@ -580,7 +580,7 @@ func (w *world) watchHears() bool {
 
 // writerWindow is how long a writer may pause, holding the file open or
 // before it appends to a file just emptied, without what is there being
-// believed: decide.HeldOpenWindow where closes are reported, the quiet window
+// accepted: decide.HeldOpenWindow where closes are reported, the quiet window
 // where they are not.
 func (w *world) writerWindow() time.Duration {
 	if w.closes {

@@ -28,7 +28,7 @@ type core struct {
 	eventOf func(c *content, op fsnotify.Op) any
 
 	// missing says why the path does not resolve now, or nil: Watch
-	// starts only on a path that does (see resolves.go).
+	// starts only on a path that does (see startable).
 	missing func() error
 
 	mu         sync.Mutex
@@ -132,7 +132,7 @@ func (c *core) recheck() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.w != nil && !c.w.stopped() {
-		c.w.nudge()
+		c.w.requestLook()
 	}
 }
 
@@ -350,7 +350,7 @@ func (c *core) logDelivery(r reading) {
 	if !log.Enabled(context.Background(), slog.LevelDebug) {
 		return
 	}
-	attrs := []any{slog.String("path", c.t.path), slog.String("reason", string(reasonOf(r.why))), slog.Int("size", r.c.size())}
+	attrs := []any{slog.String("path", c.t.path), slog.String("reason", string(r.why)), slog.Int("size", r.c.size())}
 	if r.c.gen != "" {
 		attrs = append(attrs, slog.String("generation", r.c.gen))
 	}

@@ -89,7 +89,7 @@ func TestUnwatchReturnsWhileACallbackRunsAndShutdownWaitsForIt(t *testing.T) {
 func TestNoCallbackAfterUnwatchReturns(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	write(t, path, "v0\n")
-	w := witness(t, path)
+	w := secondWatch(t, path)
 	for round := range 20 {
 		f := Provider(path, WithLogger(testLogger(t)), WithQuietWindow(0))
 		_, _ = f.ReadBytes()
@@ -111,7 +111,7 @@ func TestNoCallbackAfterUnwatchReturns(t *testing.T) {
 		require.Eventually(t, func() bool { return calls.Load() >= int32(round%4) }, waitFor, tick)
 		require.NoError(t, f.Unwatch())
 		n := calls.Load()
-		// Changes go on, and reach the witness, which is still watching.
+		// Changes go on, and reach the second watch, which is still watching.
 		seen := len(w.contents())
 		require.Eventually(t, func() bool { return len(w.contents()) >= seen+3 }, waitFor, tick)
 		close(stop)
@@ -269,7 +269,7 @@ func TestWatchUnwatchCyclesLeakNoFileDescriptors(t *testing.T) {
 func TestConcurrentUseIsRaceFree(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	write(t, path, "v1\n")
-	w := witness(t, path)
+	w := secondWatch(t, path)
 	f := Provider(path, WithLogger(testLogger(t)), WithQuietWindow(time.Millisecond))
 	var (
 		wg              sync.WaitGroup
@@ -334,7 +334,7 @@ func TestConcurrentUseIsRaceFree(t *testing.T) {
 	closed.Store(true)
 	assert.False(t, overlap.Load(), "callbacks overlapped")
 	assert.Positive(t, calls.Load())
-	// A change the witness has delivered has been through the shared
+	// A change the second watch has delivered has been through the shared
 	// watcher: a watch still running would have been called for it.
 	sentinel(t, w, path)
 }

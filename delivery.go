@@ -31,9 +31,9 @@ type delivery struct {
 func (w *delivery) stop()         { w.cancel() }
 func (w *delivery) stopped() bool { return w.ctx.Err() != nil }
 
-// nudge asks the watch to look now. It never blocks: a request already
+// requestLook asks the watch to look now. It never blocks: a request already
 // pending will look at what this one would.
-func (w *delivery) nudge() {
+func (w *delivery) requestLook() {
 	select {
 	case w.look <- struct{}{}:
 	default:
@@ -85,7 +85,7 @@ func (w *delivery) found(r reading) {
 // runs, reads return that content.
 func (w *delivery) deliver(r reading, back bool) {
 	c := w.c
-	op, ok := c.admit(w, &r.c, reasonOf(r.why), back)
+	op, ok := c.admit(w, &r.c, r.why, back)
 	if !ok {
 		return
 	}

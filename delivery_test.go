@@ -139,7 +139,7 @@ func TestAStockRestartWrapperWorksUnchanged(t *testing.T) {
 			}
 			v := newVolume(t, dir, policy(0))
 			l := newPolicyLoader(t, v.path("policy.yaml"), fresh)
-			w := witness(t, v.path("policy.yaml"))
+			w := secondWatch(t, v.path("policy.yaml"))
 			gen := 0
 			update := func() string {
 				gen++
@@ -199,7 +199,7 @@ func TestAStockRestartWrapperWorksUnchanged(t *testing.T) {
 	}
 }
 
-// sentinelVolume makes one more update and waits for the witness to have
+// sentinelVolume makes one more update and waits for the second watch to have
 // it: anything still on its way for the updates before has arrived.
 func sentinelVolume(t *testing.T, v *volume, w *recorder) {
 	t.Helper()

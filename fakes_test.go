@@ -167,7 +167,7 @@ func (n *fakeNotifier) Want(path string) {
 	n.wants[path] = true
 }
 
-func (n *fakeNotifier) Forget(keep map[string]bool) {
+func (n *fakeNotifier) WantOnly(keep map[string]bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for p := range n.wants {

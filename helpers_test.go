@@ -352,10 +352,10 @@ func (g *gate) reached(t testing.TB) {
 // release opens the gate for good.
 func (g *gate) release() { g.open.Do(func() { close(g.opened) }) }
 
-// witness watches path with a provider of its own, so that a test can wait
-// until a change has been through the shared watcher: once the witness has
+// secondWatch watches path with a provider of its own, so that a test can wait
+// until a change has been through the shared watcher: once the second watch has
 // delivered it, a watch that were still running would have had it too.
-func witness(t testing.TB, path string) *recorder {
+func secondWatch(t testing.TB, path string) *recorder {
 	t.Helper()
 	_, r := watched(t, path, WithQuietWindow(0))
 	return r

@@ -399,8 +399,8 @@ func (s *subscription) Want(path string) {
 	w.add(s)
 }
 
-// Forget drops the wanted paths not in keep.
-func (s *subscription) Forget(keep map[string]bool) {
+// WantOnly drops the wanted paths not in keep.
+func (s *subscription) WantOnly(keep map[string]bool) {
 	h := s.h
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -208,7 +208,7 @@ func (p *privateNotifier) Want(path string) {
 	p.wants[path] = true
 }
 
-func (p *privateNotifier) Forget(keep map[string]bool) {
+func (p *privateNotifier) WantOnly(keep map[string]bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for path := range p.wants {

@@ -193,7 +193,7 @@ func TestHubDispatchesEventsByWantedPath(t *testing.T) {
 		assert.Equal(t, 1, queued(b))
 
 		// Forgotten paths are no longer dispatched.
-		a.Forget(map[string]bool{p("/vol/..data"): true})
+		a.WantOnly(map[string]bool{p("/vol/..data"): true})
 		w.send(p("/vol/config.yaml"), decide.OpWrite)
 		w.send(p("/vol/..data"), decide.OpRemove) // not the event queued last: not merged
 		synctest.Wait()

@@ -25,8 +25,8 @@ type notifier interface {
 	// wants each path before it looks it up, so that no change to it can
 	// fall between the look and the wish.
 	Want(path string)
-	// Forget drops the wanted paths that are not in keep.
-	Forget(keep map[string]bool)
+	// WantOnly drops the wanted paths that are not in keep.
+	WantOnly(keep map[string]bool)
 	// Sync returns once every event the kernel queued before it was called
 	// is in Events (or dropped for an OpRescan there), so that a loop can
 	// tell what happened before a moment it read the file.
@@ -48,7 +48,7 @@ type noEvents struct{}
 func (noEvents) Add(string, decide.WatchKind) (int, error) { return 0, nil }
 func (noEvents) Remove(string)                             {}
 func (noEvents) Want(string)                               {}
-func (noEvents) Forget(map[string]bool)                    {}
+func (noEvents) WantOnly(map[string]bool)                  {}
 func (noEvents) Sync()                                     {}
 func (noEvents) Caps() decide.Caps                         { return decide.Caps{} }
 func (noEvents) Inode(int) (decide.WatchedInode, bool)     { return decide.WatchedInode{}, false }

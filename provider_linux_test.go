@@ -39,7 +39,7 @@ func TestAnInPlaceWriteIsReadWhenTheWriterCloses(t *testing.T) {
 // A slow writer behind a shell redirect (`slow-producer > config.yaml`):
 // the file is truncated, or removed and created again, now, and written
 // later. The callback never sees the empty file, however long the writer
-// takes to start: an empty file is not believed while its writer has it
+// takes to start: an empty file is not accepted while its writer has it
 // open, and a removal reads nothing. A writer that pauses mid-write longer
 // than the window, holding the file open, is read as it stands then (as
 // code written for the stock provider expects to see a write made by a

@@ -52,7 +52,7 @@ func (s *setSubject) paths() []string {
 // empty reports whether the set read as nothing, or with a file of it
 // found empty: that is more often the middle of an update (a file emptied
 // to be written again, or caught between a writer's truncation and its
-// write) than its end, and is confirmed before it is believed, as an
+// write) than its end, and is confirmed before it is accepted, as an
 // empty file is.
 func (s *setSubject) empty(c *content) bool {
 	return len(c.files) == 0 || slices.ContainsFunc(c.files, func(m member) bool { return len(m.data) == 0 })

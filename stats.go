@@ -30,26 +30,20 @@ const (
 )
 
 // Reason says why the content a callback got was read: what made the watch
-// look at the file.
-type Reason string
+// look at the file. It is a string: "start", "restart", "event", "write",
+// "recheck" or "request", the constants below. (It is the decider's own
+// type, internal/decide's, so that the two can never disagree.)
+type Reason = decide.Reason
 
 // The reasons of [Stats.LastUpdateReason], also logged with each delivery.
 const (
-	ReasonStart   Reason = "start"   // the watch began
-	ReasonRestart Reason = "restart" // the watch was re-armed after a failure
-	ReasonEvent   Reason = "event"   // a filesystem event on the path's chain
-	ReasonWrite   Reason = "write"   // in-place writes ended
-	ReasonRecheck Reason = "recheck" // the periodic re-check, or a poll, saw a change
-	ReasonRequest Reason = "request" // the application asked, with Recheck
+	ReasonStart   = decide.ReasonStart   // the watch began
+	ReasonRestart = decide.ReasonRestart // the watch was re-armed after a failure
+	ReasonEvent   = decide.ReasonEvent   // a filesystem event on the path's chain
+	ReasonWrite   = decide.ReasonWrite   // in-place writes ended
+	ReasonRecheck = decide.ReasonRecheck // the periodic re-check, or a poll, saw a change
+	ReasonRequest = decide.ReasonRequest // the application asked, with Recheck
 )
-
-// reasons names the decider's reasons as Stats and the log do.
-var reasons = [...]Reason{decide.ReasonStart: ReasonStart, decide.ReasonRestart: ReasonRestart,
-	decide.ReasonEvent: ReasonEvent, decide.ReasonWrite: ReasonWrite, decide.ReasonRecheck: ReasonRecheck,
-	decide.ReasonRequest: ReasonRequest}
-
-// reasonOf is the Reason of a decider's reason.
-func reasonOf(r decide.Reason) Reason { return reasons[r] }
 
 // Stats is a snapshot of what a provider has done, from [File.Stats]. The
 // counters cover the provider's whole life, across Watch calls, so they

@@ -48,7 +48,7 @@ const (
 // watches, hands each outcome to the decider with the facts it needs, and
 // carries out each decision in full before it takes the next event. It
 // knows nothing of the provider or the callback; it hands what the decider
-// believes to its sink. It ends, and the restart loop opens another, when:
+// accepts to its sink. It ends, and the restart loop opens another, when:
 //   - its context is done (the only end that is not a failure);
 //   - its notifier reports an error, or closes a channel;
 //   - the decider ends it (decide.Fail): a watch the path depends on
@@ -66,10 +66,10 @@ type watchLoop struct {
 	d     *decide.Decider
 	facts *eventFacts
 
-	res    resolution      // the path's last resolution, which the decider was told of
-	wanted map[string]bool // paths whose events the notifier was asked for
-	anew   []string        // paths the last resolution wanted that were not wanted before it
-	read   reading         // the read the decider judges now
+	res         resolution      // the path's last resolution, which the decider was told of
+	wanted      map[string]bool // paths whose events the notifier was asked for
+	newlyWanted []string        // paths the last resolution wanted that were not wanted before it
+	read        reading         // the read the decider judges now
 
 	timer    *time.Timer // the decider's wake-up
 	timerAt  time.Time   // when timer fires; zero if it is stopped
@@ -316,8 +316,8 @@ func (l *watchLoop) carryOut(d decide.Decision) error {
 			writers := decide.WritersUnknown
 			if res.Err == nil {
 				after = lstatOrNil(a.Path)
-				if after != nil && sameFile(after, a.File) && l.t.opts.probeWriters {
-					writers = writersOf(a.Path, a.File)
+				if after != nil && l.t.opts.probeWriters {
+					writers = writersOf(a.Path, a.File) // unknown if the path is another file now
 				}
 			}
 			d = l.d.Step(decide.Input{Kind: decide.InputOwnWatchAdded, Add: res, File: after, Writers: writers, Now: now})
@@ -330,7 +330,7 @@ func (l *watchLoop) carryOut(d decide.Decision) error {
 	}
 }
 
-// apply carries out a decision's effects: the read believed goes to the
+// apply carries out a decision's effects: the read accepted goes to the
 // sink, the watches the kernel dropped or the path no longer needs are
 // removed, and the timer is set to when the decider is to be told the time.
 func (l *watchLoop) apply(d decide.Decision) {
@@ -345,7 +345,7 @@ func (l *watchLoop) apply(d decide.Decision) {
 		l.n.Remove(p)
 	}
 	if d.Prune {
-		l.forgetUnwanted()
+		l.wantOnlyNeeded()
 	}
 	if d.DirsChanged {
 		l.tellWatching()
@@ -359,7 +359,7 @@ func (l *watchLoop) apply(d decide.Decision) {
 // resolution looks up is wanted before it is looked up, so that no change
 // to it can fall between the look and the wish.
 func (l *watchLoop) resolve(a decide.Action) decide.Resolution {
-	l.anew = l.anew[:0]
+	l.newlyWanted = l.newlyWanted[:0]
 	if a.FromRoot {
 		l.res = l.t.subj.resolve(l.want, nil, nil)
 	} else {
@@ -378,7 +378,7 @@ func (l *watchLoop) want(path string) {
 		return
 	}
 	l.wanted[path] = true
-	l.anew = append(l.anew, path)
+	l.newlyWanted = append(l.newlyWanted, path)
 	l.n.Want(path)
 }
 
@@ -387,7 +387,7 @@ func (l *watchLoop) want(path string) {
 // already): events on it went to no one until then, a writer's among them.
 func (l *watchLoop) unheard() bool {
 	for _, f := range l.res.Files {
-		for _, p := range l.anew {
+		for _, p := range l.newlyWanted {
 			if p == f {
 				return true
 			}
@@ -396,11 +396,11 @@ func (l *watchLoop) unheard() bool {
 	return false
 }
 
-// forgetUnwanted drops the wishes for the events of names the path's
+// wantOnlyNeeded drops the wishes for the events of names the path's
 // resolution no longer looks up.
-func (l *watchLoop) forgetUnwanted() {
+func (l *watchLoop) wantOnlyNeeded() {
 	keep := l.res.want()
-	l.n.Forget(keep)
+	l.n.WantOnly(keep)
 	for p := range l.wanted {
 		if !keep[p] {
 			delete(l.wanted, p)

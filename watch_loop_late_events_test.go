@@ -258,7 +258,7 @@ func TestAnInPlaceWriteIsReadOnce(t *testing.T) {
 
 // A directory on the way touched (a deploy tool that writes the file, then
 // sets its directory's mode), told with the events queued at the read the
-// write's close asked for: the read is not believed, since the path may
+// write's close asked for: the read is not accepted, since the path may
 // lead elsewhere since, and is made again, though the touch itself asks
 // for nothing. With closes reported, and without (the read at the quiet
 // window's end).
@@ -930,12 +930,12 @@ func TestAWaitHoldsForItsFile(t *testing.T) {
 }
 
 // A file made again, empty, where a link leads: its creator's close is
-// awaited, with the file's own watch as witness. It is then deleted and
+// awaited, with the file's own watch. It is then deleted and
 // the link retargeted to a new file, which the filesystem gave its inode
 // number (here: its inode, through a hard link). A look made before the
 // kernel's word of the deletion is taken (Recheck, the re-check's tick,
 // lost events) resolves the path anew, to the new file, so that the old
-// name no longer matters to the path: the witness's word of the file's end
+// name no longer matters to the path: the own watch's word of the file's end
 // counts still, and the new file is read at once, not after
 // decide.MaxWriterWait.
 func TestTheWitnessEndsAWaitAfterThePathWasResolvedAway(t *testing.T) {
@@ -984,7 +984,7 @@ func TestTheWitnessEndsAWaitAfterThePathWasResolvedAway(t *testing.T) {
 // soak at load found). The path no longer shows the file, but the watch
 // is the file's, as the notifier says (the kernel's account of the
 // watch's inode, or its word that the watch is gone, the file deleted): it
-// is the witness, the file's drop ends the wait, and the new file is read
+// is the file's own, the file's drop ends the wait, and the new file is read
 // at once, not after decide.MaxWriterWait.
 func TestTheWitnessIsTakenWhenItsFileGoesRightAfterTheAdd(t *testing.T) {
 	for _, c := range []struct {
@@ -1046,7 +1046,7 @@ func TestTheWitnessIsTakenWhenItsFileGoesRightAfterTheAdd(t *testing.T) {
 	}
 }
 
-// The file a wait holds for, still watched by itself as the wait's witness
+// The file a wait holds for, still watched by itself for the wait
 // once the path leads to it under another name, is no directory: Stats'
 // WatchedDirs does not list it.
 func TestTheWitnessOfAWaitIsNoWatchedDirectory(t *testing.T) {
@@ -1071,7 +1071,7 @@ func TestTheWitnessOfAWaitIsNoWatchedDirectory(t *testing.T) {
 		require.NoError(t, os.Rename(tmp, path)) // config.yaml: a.yaml, under its own name
 		send(n, path, decide.OpCreate)
 		synctest.Wait()
-		require.Contains(t, n.watched(), file, "the wait's witness is kept")
+		require.Contains(t, n.watched(), file, "the wait's own watch of the file is kept")
 		assert.NotContains(t, f.Stats().WatchedDirs, file)
 		assert.NotContains(t, f.Stats().WatchedDirs, path)
 		deliveredOnceFinished(t, r, n, path)

@@ -453,7 +453,7 @@ func TestAMissingFileIsReportedOnceItHasStayedMissingForAWindow(t *testing.T) {
 // the writer's close, at once, whatever the quiet window. A writer that
 // keeps the file open is read once it has gone decide.HeldOpenWindow without a
 // write, and again if its close changed anything; an empty file it holds
-// open is not believed before its close, or decide.MaxWriterWait.
+// open is not accepted before its close, or decide.MaxWriterWait.
 func TestInPlaceWritesAreReadWhenTheWriterCloses(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "config.yaml")
@@ -466,7 +466,7 @@ func TestInPlaceWritesAreReadWhenTheWriterCloses(t *testing.T) {
 		write(t, path, "") // truncated, and the writer still at it
 		send(n, path, decide.OpWrite)
 		advance(decide.MaxWriterWait - time.Nanosecond)
-		assert.Empty(t, r.calls(), "an empty file is not believed while its writer has it open")
+		assert.Empty(t, r.calls(), "an empty file is not accepted while its writer has it open")
 		write(t, path, "v2\n")
 		send(n, path, decide.OpWrite)
 		send(n, path, decide.OpClose)
@@ -1039,7 +1039,7 @@ func TestRecheckWithoutAWatchDoesNothing(t *testing.T) {
 // second has truncated the file and begun to write. The read the close asks
 // for finds the second writer's work half done; the events the kernel
 // queued before that read (here handed on by Sync, as the kernel's are)
-// say a writer began after the close, so the read is not believed, and the
+// say a writer began after the close, so the read is not accepted, and the
 // second writer's close is what reads. The same bytes written twice fire
 // nothing; different bytes fire only for content a writer finished.
 func TestACloseIsBelievedOnlyIfNoLaterWriterBegan(t *testing.T) {

@@ -300,10 +300,10 @@ func TestAWriterWhoseEventsWereLostKeepsItsWindow(t *testing.T) {
 	})
 }
 
-// A read believed at a wait's cap ends the holding back of reads for later
-// writers, as any read believed does: the next close's read that finds a
-// later writer at work is left to that writer, not believed because reads
-// had been held back since long before (noLaterWriter believes a read once
+// A read accepted at a wait's cap ends the holding back of reads for later
+// writers, as any read accepted does: the next close's read that finds a
+// later writer at work is left to that writer, not accepted because reads
+// had been held back since long before (noLaterWriter accepts a read once
 // writers have held reads back for decide.MaxWaitFactor windows).
 func TestAReadAtTheCapEndsTheHoldingBackOfReads(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

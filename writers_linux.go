@@ -13,12 +13,8 @@ import (
 // writing, on fd, a descriptor of it open read-only (internal/writers).
 func writersOn(fd int) decide.Writers {
 	a, _ := writers.On(fd)
-	return answers[a]
+	return a
 }
-
-// answers is what the decider is told of each of the kernel's answers.
-var answers = [...]decide.Writers{writers.Unknown: decide.WritersUnknown, writers.None: decide.WritersNone,
-	writers.Open: decide.WritersOpen}
 
 // writersOf asks the kernel whether anyone holds the file at path open for
 // writing, if it is still the file want describes (not known otherwise).
@@ -64,7 +60,7 @@ func askWriters(r readable, ask bool) askedWriters {
 	}
 	kernelAsked.Add(1)
 	p := writers.Ask(f.fd)
-	return askedWriters{answer: answers[p.Answer], held: p.Held, fine: p.Fine}
+	return askedWriters{answer: p.Answer, held: p.Held, fine: p.Fine}
 }
 
 // releaseWriters lets the writers askWriters kept out of r in.

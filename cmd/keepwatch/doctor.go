@@ -20,6 +20,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 	keepwatch "github.com/keepwatch/file"
 	"github.com/keepwatch/file/internal/chain"
+	"github.com/keepwatch/file/internal/decide"
 	"github.com/keepwatch/file/internal/filemount"
 	"github.com/keepwatch/file/internal/fsinfo"
 	"github.com/keepwatch/file/internal/mountinfo"
@@ -280,9 +281,9 @@ func (r *report) writers(real string) {
 	defer f.Close()
 	a, err := writers.On(int(f.Fd()))
 	switch {
-	case a == writers.Open:
+	case a == decide.WritersOpen:
 		r.add(warn, "writers", "someone holds the file open for writing now: the watch waits for its close (or a second without a write) before it reads")
-	case a == writers.None:
+	case a == decide.WritersNone:
 		r.add(ok, "writers", "the kernel says who holds the file open for writing, to uid %d: a writer no event told of is waited for until its close; an edit in place is read by the count of the file's opens and closes, with no lease", os.Getuid())
 	case errors.Is(err, writers.ErrElsewhere):
 		r.add(info, "writers", "on a network or FUSE filesystem the kernel knows only this host's writers, so it is not asked: the file is polled, and a change a poll finds is read once it has gone the quiet window without a write (reliability.md)")
@@ -291,7 +292,7 @@ func (r *report) writers(real string) {
 		r.add(info, "writers", "the kernel does not say who holds a file open for writing on %s: a writer no event told of is given %s (reliability.md)", runtime.GOOS, unheardPause)
 		return
 	case errors.Is(err, syscall.EACCES):
-		r.add(info, "writers", "the kernel does not tell uid %d who holds the file open for writing (not its owner%s, and no CAP_LEASE): a writer no event told of is given %s, and an edit in place is read by the count of the file's opens and closes once a read was believed (reliability.md)",
+		r.add(info, "writers", "the kernel does not tell uid %d who holds the file open for writing (not its owner%s, and no CAP_LEASE): a writer no event told of is given %s, and an edit in place is read by the count of the file's opens and closes once a read was accepted (reliability.md)",
 			os.Getuid(), fileOwner(f), unheardPause)
 	default:
 		r.add(info, "writers", "the kernel does not say who holds the file open for writing (%v: leases off, /proc/sys/fs/leases-enable, or none on this filesystem): a writer no event told of is given %s (reliability.md)",

@@ -172,5 +172,5 @@ func TestDoctorSaysWhetherTheKernelTellsWhoWrites(t *testing.T) {
 	stdout, _ = asNobody(t, "doctor", path)
 	assert.Contains(t, stdout, "         writers     the kernel does not tell uid 65534 who holds the file open for writing "+
 		"(not its owner, uid 0, and no CAP_LEASE): a writer no event told of is given 25 ms, and an edit in place is read by "+
-		"the count of the file's opens and closes once a read was believed (reliability.md)\n")
+		"the count of the file's opens and closes once a read was accepted (reliability.md)\n")
 }

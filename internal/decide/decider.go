@@ -140,7 +140,7 @@ type pathWatch struct {
 type addProcedure struct {
 	left     []planned
 	added    map[string]bool // the paths watched so far
-	forRead  bool            // after a read (afterRead), else a settle round
+	forRead  bool            // after a read (afterRead), else a round of watching the path
 	readAll  bool
 	again    bool // what the adds made missing is being added: a refused file's directories
 	err      error
@@ -161,7 +161,7 @@ func New(cfg Config) *Decider {
 // open begins a loop on events: the path is resolved, and what it depends
 // on watched, until it holds still. The loop then reads the file and
 // hands the read in (InputStart). A loop that polls watches nothing: its
-// open settles at once.
+// path holds still at once.
 func (d *Decider) open(now time.Time) {
 	d.watchPath(false, thenOpen, now)
 }

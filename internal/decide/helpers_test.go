@@ -165,7 +165,7 @@ func action(a Action) string {
 		}
 		return "resolve"
 	case ReadNow:
-		out := "read " + a.Why.String()
+		out := "read " + string(a.Why)
 		if !a.Ask {
 			out += ", counted" // the kernel is not asked: see openers
 		}

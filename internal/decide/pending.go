@@ -43,7 +43,7 @@ func (p *pending) next() (Reason, readAfter, bool) {
 		p.reread = false
 		return ReasonEvent, afterEvent, true
 	}
-	return 0, 0, false
+	return "", 0, false
 }
 
 // lost takes the word that events were lost, a writer's close or another's

@@ -5,21 +5,20 @@ import (
 	"time"
 )
 
-// Reason is why the file was read: what made the watch look at it.
-type Reason uint8
+// Reason says why the file was read: what made the watch look at it. It
+// is the one type of the concept: the root package's Reason, told in
+// Stats and the log, is this one.
+type Reason string
 
+// The reasons a file is read for.
 const (
-	ReasonStart   Reason = iota // the watch began
-	ReasonRestart               // the watch was re-armed after a failure
-	ReasonEvent                 // a filesystem event on the path's chain
-	ReasonWrite                 // in-place writes ended
-	ReasonRecheck               // the periodic re-check, or a poll, saw a change
-	ReasonRequest               // the application asked to look now
+	ReasonStart   Reason = "start"   // the watch began
+	ReasonRestart Reason = "restart" // the watch was re-armed after a failure
+	ReasonEvent   Reason = "event"   // a filesystem event on the path's chain
+	ReasonWrite   Reason = "write"   // in-place writes ended
+	ReasonRecheck Reason = "recheck" // the periodic re-check, or a poll, saw a change
+	ReasonRequest Reason = "request" // the application asked, with Recheck
 )
-
-var reasonNames = [...]string{"start", "restart", "event", "write", "recheck", "request"}
-
-func (r Reason) String() string { return reasonNames[r] }
 
 // Read is what one read of the subject found, as the loop tells it: the
 // facts a decision on it needs, not its content.

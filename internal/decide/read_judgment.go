@@ -6,7 +6,7 @@ import (
 )
 
 // readOrder is a read the decider asks for: why, and what it comes after.
-// fresh says it is made where no watch told of writers until now.
+// unwatched says it is made where no watch told of writers until now.
 type readOrder struct {
 	why       Reason
 	after     readAfter
@@ -111,12 +111,12 @@ func (d *Decider) refreshing(why Reason, t readAfter, unheard bool, file fs.File
 // (r.Writers), its word is taken over any guess from timing: a file with a
 // writer is that writer's to finish, and waited for as one heard writing
 // (its close reads, or its pause); one with none is read as it is (an
-// empty one is still confirmed first). Where it does not say, a fresh read
-// (made where no watch told of writers until now: see refreshing) that
+// empty one is still confirmed first). Where it does not say, an unwatched
+// read (made where no watch told of writers until now: see refreshing) that
 // finds the file written lately gives a writer no event told of a short
 // pause, as one that an event read is given where no close will be
 // reported; and a wait that ended finding the file written within it goes
-// on. A read found elsewhere than the resolution's file is made fresh in o,
+// on. A read found elsewhere than the resolution's file is made unwatched in o,
 // for a retry.
 func (d *Decider) judgeRead(r *Read, o *readOrder, via fs.FileInfo, vouched bool, now time.Time) outcome {
 	if via != nil && r.Err == nil && !d.cfg.Inodes.SameFile(r.Info, via) {

@@ -11,7 +11,7 @@ type InputKind uint8
 const (
 	// InputOpen: a loop opens. It asks for the path to be resolved and
 	// watched until it holds still (Resolve, AddWatch); a loop that polls
-	// settles at once.
+	// holds still at once.
 	InputOpen InputKind = iota
 	// InputStart: the read a loop starts with, made by the loop once it is
 	// open (Read).

@@ -149,7 +149,7 @@ func (t readAfter) endsWriterWait() bool {
 	return t == afterQuiet || t == afterPause || t == afterCap
 }
 
-// readWait is the watch's wait for the file to settle before it is read,
+// readWait is the watch's wait for the file's writers to finish before it is read,
 // or before what was read is accepted. Its state changes only in the
 // methods below, one for each thing that can happen to it; each is a
 // transition of the table in wait_test.go. The time is handed in, and the

@@ -146,7 +146,7 @@ func inPlan(plan []planned, p string) bool {
 // says whether the adding stops there, and on what error. A watch refused
 // for want of permission (a directory the process may traverse but not
 // list, mode 0711, or not enter, 0700) is done without, as long as another
-// stands in for it (see blind). So is a watch beyond r's dirs that the
+// stands in for it (see noWatchTells). So is a watch beyond r's dirs that the
 // kernel has no room for. Any other failure stops the adding: it ends the
 // loop, unless the path vanished, which is resolved again.
 func (w *watchSet) added(r *Resolution, pl planned, res AddResult) (stop bool, err error) {
@@ -197,7 +197,7 @@ func (w *watchSet) ownAdded(path string, id int, file fs.FileInfo) {
 	delete(w.fileOf, path)
 }
 
-// blind returns why no event would tell of a change to what r resolved
+// noWatchTells returns why no event would tell of a change to what r resolved
 // to, if none would: the file's directory refused a watch (the process may
 // traverse it but not list it, or may not enter it at all), and neither
 // the file's own watch stands in for it, nor, while the file cannot be

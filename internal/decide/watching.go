@@ -134,7 +134,7 @@ func (d *Decider) pathWatchRound(now time.Time) {
 	d.pathHeldStill(now)
 }
 
-// settled goes on once the path holds still.
+// pathHeldStill goes on once the path holds still.
 func (d *Decider) pathHeldStill(now time.Time) {
 	switch d.pathWatch.then {
 	case thenLook:

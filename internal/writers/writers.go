@@ -19,15 +19,10 @@
 // answer there would be about this host's writers alone.
 package writers
 
-import "errors"
+import (
+	"errors"
 
-// Answer is what the kernel says of a file's writers.
-type Answer uint8
-
-const (
-	Unknown Answer = iota // the kernel does not say: see Err
-	None                  // no one holds the file open for writing
-	Open                  // someone does
+	"github.com/keepwatch/file/internal/decide"
 )
 
 // Probe is what Ask found: the kernel's answer, whether the lease is
@@ -35,7 +30,7 @@ const (
 // tell every change after a stat (so that the lease could be let go at
 // once), and why the kernel did not say, if it did not.
 type Probe struct {
-	Answer Answer
+	Answer decide.Writers // decide.WritersUnknown: see Err
 	Held   bool
 	Fine   bool
 	Err    error

@@ -3,6 +3,7 @@ package writers
 import (
 	"golang.org/x/sys/unix"
 
+	"github.com/keepwatch/file/internal/decide"
 	"github.com/keepwatch/file/internal/fsinfo"
 )
 
@@ -10,9 +11,9 @@ import (
 // not say, when it does not: ErrElsewhere (a network or FUSE filesystem),
 // EACCES (not the file's owner, and no CAP_LEASE), EINVAL (leases off, or
 // none on the filesystem).
-func On(fd int) (Answer, error) {
+func On(fd int) (decide.Writers, error) {
 	a, err := Hold(fd)
-	if a == None {
+	if a == decide.WritersNone {
 		Release(fd)
 	}
 	return a, err
@@ -41,7 +42,7 @@ func Ask(fd int) Probe {
 	}
 	p := Probe{Fine: fsinfo.FineTimes(int64(st.Type))}
 	p.Answer, p.Err = lease(fd)
-	if p.Answer == None {
+	if p.Answer == decide.WritersNone {
 		if p.Fine {
 			Release(fd)
 		} else {
@@ -57,13 +58,13 @@ func Ask(fd int) Probe {
 // it holds, with no writer at work. Asked after a read instead, the
 // kernel could say "no writer" of one that finished between the read and
 // the question, and a half it read would pass for the file.
-func Hold(fd int) (Answer, error) {
+func Hold(fd int) (decide.Writers, error) {
 	var st unix.Statfs_t
 	if err := unix.Fstatfs(fd, &st); err != nil {
-		return Unknown, err
+		return decide.WritersUnknown, err
 	}
 	if _, elsewhere := fsinfo.Kind(int64(st.Type)); elsewhere {
-		return Unknown, ErrElsewhere
+		return decide.WritersUnknown, ErrElsewhere
 	}
 	return lease(fd)
 }
@@ -71,7 +72,7 @@ func Hold(fd int) (Answer, error) {
 // lease takes a read lease on fd, if the kernel grants one: None, held
 // until Release; Open, refused for a writer; Unknown, and why, where the
 // kernel does not say.
-func lease(fd int) (Answer, error) {
+func lease(fd int) (decide.Writers, error) {
 	for {
 		// A raw call: On takes and lets go of the lease with nothing in
 		// between that the scheduler could hand off (Hold's read between
@@ -79,13 +80,13 @@ func lease(fd int) (Answer, error) {
 		_, _, e := unix.RawSyscall(unix.SYS_FCNTL, uintptr(fd), unix.F_SETLEASE, unix.F_RDLCK)
 		switch e {
 		case 0:
-			return None, nil
+			return decide.WritersNone, nil
 		case unix.EAGAIN:
-			return Open, nil
+			return decide.WritersOpen, nil
 		case unix.EINTR:
 			continue
 		}
-		return Unknown, e
+		return decide.WritersUnknown, e
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/keepwatch/file/internal/decide"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -19,17 +20,17 @@ func TestTheKernelSaysWhoWrites(t *testing.T) {
 	require.NoError(t, err)
 	defer r.Close()
 	got, err := On(int(r.Fd()))
-	if got == Unknown {
+	if got == decide.WritersUnknown {
 		t.Skipf("leases are not to be had here: %v", err)
 	}
-	assert.Equal(t, None, got)
+	assert.Equal(t, decide.WritersNone, got)
 	w, err := os.OpenFile(path, os.O_WRONLY, 0)
 	require.NoError(t, err)
 	got, _ = On(int(r.Fd()))
-	assert.Equal(t, Open, got, "a writer holds it open")
+	assert.Equal(t, decide.WritersOpen, got, "a writer holds it open")
 	require.NoError(t, w.Close())
 	got, _ = On(int(r.Fd()))
-	assert.Equal(t, None, got, "its writer closed it")
+	assert.Equal(t, decide.WritersNone, got, "its writer closed it")
 }
 
 // Hold keeps writers out until Release: a writer's open that will not wait
@@ -42,10 +43,10 @@ func TestHoldKeepsWritersOutUntilRelease(t *testing.T) {
 	defer r.Close()
 	fd := int(r.Fd())
 	got, err := Hold(fd)
-	if got == Unknown {
+	if got == decide.WritersUnknown {
 		t.Skipf("leases are not to be had here: %v", err)
 	}
-	require.Equal(t, None, got)
+	require.Equal(t, decide.WritersNone, got)
 	_, err = os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0)
 	assert.ErrorIs(t, err, syscall.EWOULDBLOCK, "a writer is kept out while the lease is held")
 	Release(fd)
