@@ -11,6 +11,7 @@ import (
 
 	"github.com/keepwatch/file/internal/decide"
 
+	"github.com/keepwatch/file/internal/osfile"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -328,7 +329,7 @@ func TestTheKernelNamesTheInodeAWatchIsOf(t *testing.T) {
 	write(t, path, "v2\n")
 	got, ok := b.Inode(id)
 	require.True(t, ok)
-	dev, ino := fileID(first)
+	dev, ino := osfile.ID(first)
 	assert.Equal(t, decide.WatchedInode{Dev: dev, Ino: ino}, got, "the file renamed away, not the one at its path now")
 
 	require.NoError(t, os.Remove(away))

@@ -14,6 +14,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/keepwatch/file/internal/decide"
 	"github.com/keepwatch/file/internal/filemount"
+	"github.com/keepwatch/file/internal/osfile"
 )
 
 // core is what a File and a FileSet share: their target, and the state of
@@ -231,7 +232,7 @@ func (c *core) errorf(op string, err error) error {
 func (c *core) takeBaseline(w *delivery, r reading) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.seen.state != seenNothing || w.stopped() || processError(r.err) {
+	if c.seen.state != seenNothing || w.stopped() || osfile.ProcessError(r.err) {
 		return false
 	}
 	c.seen = markOf(r)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/keepwatch/file/internal/osfile"
 )
 
 // delivery is one call to Watch: a goroutine that runs the restart loop
@@ -67,7 +69,7 @@ func (w *delivery) run(first launch) {
 func (w *delivery) found(r reading) {
 	log := w.c.t.opts.log()
 	switch {
-	case processError(r.err):
+	case osfile.ProcessError(r.err):
 		w.reportRead(r.err)
 		return
 	case w.readProblem != problem{}:

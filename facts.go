@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/keepwatch/file/internal/decide"
+	"github.com/keepwatch/file/internal/osfile"
 )
 
 // eventFacts gathers, from the disk, the facts the decider needs for an
@@ -85,6 +86,6 @@ func lstatOrNil(path string) fs.FileInfo {
 // platformStats tells the decider what this platform's stats say of files.
 type platformStats struct{}
 
-func (platformStats) SameFile(a, b fs.FileInfo) bool        { return sameFile(a, b) }
-func (platformStats) ID(info fs.FileInfo) (dev, ino uint64) { return fileID(info) }
-func (platformStats) Links(info fs.FileInfo) uint64         { return linkCount(info) }
+func (platformStats) SameFile(a, b fs.FileInfo) bool        { return osfile.SameFile(a, b) }
+func (platformStats) ID(info fs.FileInfo) (dev, ino uint64) { return osfile.ID(info) }
+func (platformStats) Links(info fs.FileInfo) uint64         { return osfile.LinkCount(info) }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/keepwatch/file/internal/decide"
+	"github.com/keepwatch/file/internal/osfile"
 )
 
 // fakes is a notifier factory that a test scripts: it makes the constructor
@@ -118,7 +119,7 @@ func (n *fakeNotifier) Add(path string, report decide.WatchKind) (int, error) {
 	n.reports[path] |= report
 	key := fakeInode{path: path}
 	if info, err := os.Lstat(path); err == nil {
-		key.dev, key.ino = fileID(info)
+		key.dev, key.ino = osfile.ID(info)
 		key.path = ""
 	}
 	id, ok := n.ids[key]

@@ -13,6 +13,7 @@ import (
 	"github.com/keepwatch/file/internal/decide"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/keepwatch/file/internal/osfile"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -371,7 +372,7 @@ func (h *hub) hears(path string) bool {
 	if err != nil {
 		return false
 	}
-	dev, ino := fileID(info)
+	dev, ino := osfile.ID(info)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.names[path] == nil || h.cur == nil {

@@ -50,7 +50,7 @@ type options struct {
 	errorCallbacks bool // problems go to the callback too
 	contentHash    bool // Stats and the log show the content's SHA-256
 	waitForPath    bool // Watch starts on a path that does not resolve, and waits for it
-	probeWriters   bool // ask the kernel whether anyone holds the file open for writing (writersOn)
+	probeWriters   bool // ask the kernel whether anyone holds the file open for writing (internal/osfile)
 	newNotifier    func() (notifier, error)
 	fsType         func(path string) (name string, noEvents bool)
 	mountInfo      string // the mount table to look for a single-file mount in; "" not to

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/keepwatch/file/internal/decide"
+	"github.com/keepwatch/file/internal/osfile"
 )
 
 // randomSeed seeds every backoff: the one source of the watch's
@@ -82,7 +83,7 @@ func rearm(ctx context.Context, t target, out rearmSink, look <-chan struct{}, f
 		case errors.Is(err, errTryEvents):
 			l = launchLoop(t, out, decide.ReasonRestart)
 			continue
-		case eventsUnavailable(err):
+		case osfile.EventsUnavailable(err):
 			// Retrying at once would fail again: poll, and try events
 			// again later. Polling is its own wait; no backoff.
 			out.interrupted(err, ModePolling, 0)

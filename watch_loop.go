@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/keepwatch/file/internal/decide"
+	"github.com/keepwatch/file/internal/osfile"
 )
 
 // eventRetryInterval is how often a loop that polls because events failed
@@ -316,8 +317,8 @@ func (l *watchLoop) carryOut(d decide.Decision) error {
 			writers := decide.WritersUnknown
 			if res.Err == nil {
 				after = lstatOrNil(a.Path)
-				if after != nil && sameFile(after, a.File) && l.t.opts.probeWriters {
-					writers = writersOf(a.Path, a.File)
+				if after != nil && osfile.SameFile(after, a.File) && l.t.opts.probeWriters {
+					writers = osfile.WritersOf(a.Path, a.File)
 				}
 			}
 			d = l.d.OwnWatchAdded(res, after, writers, now)
@@ -421,11 +422,11 @@ func errKindOf(err error) decide.ErrKind {
 	switch {
 	case err == nil:
 		return decide.ErrOther
-	case vanished(err):
+	case osfile.Vanished(err):
 		return decide.ErrVanished
-	case refused(err):
+	case osfile.Refused(err):
 		return decide.ErrRefused
-	case limited(err):
+	case osfile.Limited(err):
 		return decide.ErrLimited
 	}
 	return decide.ErrOther
@@ -450,11 +451,11 @@ func (l *watchLoop) check(a decide.Action, now time.Time) decide.Decision {
 // them; those that came after are judged with facts of their own. They
 // are taken here, not by the loop, and none of them is handed in again. A
 // read that found nothing first waits out a truncation under way, so that
-// the next writer's O_TRUNC has queued its event (awaitTruncation).
+// the next writer's O_TRUNC has queued its event (osfile.AwaitTruncation).
 func (l *watchLoop) takeQueue(truncation bool) (decide.Queue, bool) {
 	if truncation {
 		for _, p := range l.t.subj.paths() {
-			awaitTruncation(p)
+			osfile.AwaitTruncation(p)
 		}
 	}
 	l.n.Sync()
