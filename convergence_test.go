@@ -19,6 +19,7 @@ import (
 
 	"github.com/keepwatch/file/internal/decide"
 
+	"github.com/keepwatch/file/internal/events"
 	"github.com/keepwatch/file/internal/osfile"
 	"github.com/keepwatch/file/kubevol"
 	"github.com/stretchr/testify/require"
@@ -576,7 +577,12 @@ func (w *world) watchHears() bool {
 	if err != nil {
 		return false
 	}
-	return processHub.hears(real)
+	dir, err := os.Stat(filepath.Dir(real))
+	if err != nil {
+		return false
+	}
+	dev, ino := osfile.ID(dir)
+	return events.ProcessHub.Hears(real, decide.WatchedInode{Dev: dev, Ino: ino})
 }
 
 // writerWindow is how long a writer may pause, holding the file open or

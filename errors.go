@@ -76,9 +76,6 @@ var (
 	// The stock provider's text for Read, kept for code that compares it.
 	errReadUnsupported = errors.New("file provider does not support this method")
 
-	// Causes that end a loop, besides the notifier's own errors.
-	errEventsClosed = errors.New("keepwatch: event channel closed")
-	errErrorsClosed = errors.New("keepwatch: error channel closed")
 	// errTryEvents ends a loop that polls because events failed: it is
 	// time to try them again. It is never reported.
 	errTryEvents = errors.New("keepwatch: time to try events again")

@@ -12,6 +12,7 @@ import (
 	"github.com/keepwatch/file/internal/decide"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/keepwatch/file/internal/events"
 )
 
 // Fuzz targets for what decides from untrusted input: event sequences
@@ -111,7 +112,7 @@ func FuzzSessionEvents(f *testing.F) {
 				case 4: // an event for another file
 					notify(filepath.Join(dir, "other"), decide.OpCreate)
 				case 5: // an event that lies: nothing changed
-					notify(path, opOf(fsnotify.Op(1+arg%31)))
+					notify(path, events.FsnotifyOp(fsnotify.Op(1+arg%31)))
 				case 6: // the notifier breaks
 					if n != nil {
 						n.fail(fsnotify.ErrEventOverflow)

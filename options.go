@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/keepwatch/file/internal/events"
 	"github.com/keepwatch/file/internal/fsinfo"
 	"github.com/keepwatch/file/internal/mountinfo"
 )
@@ -51,7 +52,7 @@ type options struct {
 	contentHash    bool // Stats and the log show the content's SHA-256
 	waitForPath    bool // Watch starts on a path that does not resolve, and waits for it
 	probeWriters   bool // ask the kernel whether anyone holds the file open for writing (internal/osfile)
-	newNotifier    func() (notifier, error)
+	newNotifier    func() (events.Notifier, error)
 	fsType         func(path string) (name string, noEvents bool)
 	mountInfo      string // the mount table to look for a single-file mount in; "" not to
 }
@@ -64,7 +65,7 @@ func newOptions(opts []Option) options {
 		backoffMax:   defaultBackoffMax,
 		maxSize:      defaultMaxSize,
 		probeWriters: true,
-		newNotifier:  processHub.subscribe,
+		newNotifier:  events.ProcessHub.Subscribe,
 		fsType:       fsinfo.Type,
 		mountInfo:    mountinfo.Path,
 	}

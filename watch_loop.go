@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/keepwatch/file/internal/decide"
+	"github.com/keepwatch/file/internal/events"
 	"github.com/keepwatch/file/internal/osfile"
 )
 
@@ -62,13 +63,13 @@ const (
 //   - it polls in place of events that failed, and it is time to try them
 //     again (errTryEvents).
 //
-// A loop that polls has a notifier that never has events (noEvents): it
+// A loop that polls has a notifier that never has events (events.None): it
 // re-reads at the poll interval.
 type watchLoop struct {
 	t     target
 	out   sink
 	kind  loopKind
-	n     notifier
+	n     events.Notifier
 	d     *decide.Decider
 	facts *eventFacts
 
@@ -113,7 +114,7 @@ func openLoop(t target, out sink) (*watchLoop, error) {
 // newPollLoop makes a loop that polls. A fallback, standing in for events
 // that failed, ends after eventRetryInterval so that they are tried again.
 func newPollLoop(t target, out sink, fallback bool) *watchLoop {
-	l := newLoop(t, noEvents{}, pollForced)
+	l := newLoop(t, events.None{}, pollForced)
 	if fallback {
 		l.kind = pollFallback
 		l.tryEvents = time.NewTimer(eventRetryInterval)
@@ -123,7 +124,7 @@ func newPollLoop(t target, out sink, fallback bool) *watchLoop {
 	return l
 }
 
-func newLoop(t target, n notifier, kind loopKind) *watchLoop {
+func newLoop(t target, n events.Notifier, kind loopKind) *watchLoop {
 	l := &watchLoop{t: t, n: n, kind: kind, facts: newEventFacts(t.subj), wanted: make(map[string]bool)}
 	l.d = decide.New(decide.Config{Window: t.opts.quiet, Caps: n.Caps(), Events: kind == onEvents,
 		Paths: l.facts.paths, Stats: platformStats{},
@@ -187,12 +188,12 @@ func (l *watchLoop) loop(ctx context.Context, look <-chan struct{}) error {
 			return errTryEvents
 		case ev, ok := <-l.n.Events():
 			if !ok {
-				return errEventsClosed
+				return events.ErrEventsClosed
 			}
 			err = l.event(ev)
 		case err, ok := <-l.n.Errors():
 			if !ok {
-				return errErrorsClosed
+				return events.ErrErrorsClosed
 			}
 			return err
 		case <-l.timer.C:
@@ -259,7 +260,7 @@ func (l *watchLoop) event(ev decide.Event) error {
 		}
 	}
 	if closed {
-		return errEventsClosed
+		return events.ErrEventsClosed
 	}
 	return nil
 }
@@ -305,7 +306,7 @@ func (l *watchLoop) carryOut(d decide.Decision) error {
 			}
 			q, closed := l.takeQueue(a.AwaitTruncation)
 			if closed {
-				return errEventsClosed
+				return events.ErrEventsClosed
 			}
 			q.Stamp = st
 			d = l.d.Queue(q, now)

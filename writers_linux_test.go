@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/keepwatch/file/internal/decide"
+	"github.com/keepwatch/file/internal/events"
 	"github.com/keepwatch/file/internal/osfile"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -64,7 +65,7 @@ func TestAWriterNoEventToldOfIsAwaitedWhileTheKernelSaysItHoldsTheFile(t *testin
 // addsRecorded is the process hub's notifier, noting what each watch is
 // added to report.
 type addsRecorded struct {
-	notifier
+	events.Notifier
 	mu   *sync.Mutex
 	adds map[string]decide.WatchKind
 }
@@ -73,7 +74,7 @@ func (n addsRecorded) Add(path string, report decide.WatchKind) (int, error) {
 	n.mu.Lock()
 	n.adds[path] |= report
 	n.mu.Unlock()
-	return n.notifier.Add(path, report)
+	return n.Notifier.Add(path, report)
 }
 
 // recordingAdds is an option giving the watch such a notifier, and a
@@ -81,8 +82,8 @@ func (n addsRecorded) Add(path string, report decide.WatchKind) (int, error) {
 func recordingAdds() (Option, func(path string) decide.WatchKind) {
 	var mu sync.Mutex
 	adds := make(map[string]decide.WatchKind)
-	opt := withNotifier(func() (notifier, error) {
-		n, err := processHub.subscribe()
+	opt := withNotifier(func() (events.Notifier, error) {
+		n, err := events.ProcessHub.Subscribe()
 		if err != nil {
 			return nil, err
 		}
@@ -194,8 +195,8 @@ func TestAnEditAfterTheFilesOwnWatchIsRefusedIsHeardThroughItsDirectory(t *testi
 	var refuse atomic.Bool
 	var mu sync.Mutex
 	adds := make(map[string]decide.WatchKind)
-	_, r := watchedByEvents(t, path, withNotifier(func() (notifier, error) {
-		n, err := processHub.subscribe()
+	_, r := watchedByEvents(t, path, withNotifier(func() (events.Notifier, error) {
+		n, err := events.ProcessHub.Subscribe()
 		if err != nil {
 			return nil, err
 		}
