@@ -112,7 +112,7 @@ soak: ## random convergence sequences for $(SOAK) (make soak SOAK=1h), 10,000 pr
 
 FUZZTIME    ?= 30s
 # package:target
-FUZZ_TARGETS := ./internal/chain:FuzzResolve .:FuzzSessionEvents .:FuzzReadFile
+FUZZ_TARGETS := ./internal/chain:FuzzResolve .:FuzzSessionEvents ./internal/osfile:FuzzReadFile
 
 fuzz: ## run each fuzz target for $(FUZZTIME) (make fuzz FUZZTIME=5m)
 	@for pt in $(FUZZ_TARGETS); do \

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/keepwatch/file/internal/decide"
+	"github.com/keepwatch/file/internal/osfile"
 )
 
 // content is one read of a file, or of a set of files.
@@ -24,8 +25,20 @@ type content struct {
 	mtime   time.Time         // the file's modification time; a set's newest
 	torn    bool              // a file cut short as it was read: a writer is at work
 	writers decide.Writers    // whether anyone held it open for writing as it was read, if the kernel was asked and said
-	stamp   decide.Stamp      // the file's stamp once it was read (stampOf); a set's, of all its files
+	stamp   decide.Stamp      // the file's stamp once it was read (osfile.StampOf); a set's, of all its files
 	fine    bool              // the filesystem gives every change a change time of its own
+}
+
+// readFile reads the regular file at abs, reporting errors against name
+// (the path the user gave), through osfile.ReadFile: within limit, and
+// with ask, asking the kernel whether anyone holds it open for writing.
+func readFile(abs, name string, limit int64, ask bool) (content, error) {
+	r, err := osfile.ReadFile(abs, name, limit, ask)
+	if err != nil {
+		return content{}, err
+	}
+	return content{data: r.Data, sum: r.Sum, info: r.Info, mtime: r.Info.ModTime(), torn: r.Torn,
+		writers: r.Writers, stamp: r.Stamp, fine: r.Fine}, nil
 }
 
 // member is one file of a set, as read.
@@ -67,7 +80,7 @@ type reading struct {
 // swapped in asks the volume's ..data link, but for one made first, which
 // the decider accepts only on the kernel's word, never by the times.
 func (r *reading) facts(subj subject) decide.Read {
-	d := decide.Read{Why: r.why, Err: r.err, Missing: errors.Is(r.err, fs.ErrNotExist), Process: processError(r.err)}
+	d := decide.Read{Why: r.why, Err: r.err, Missing: errors.Is(r.err, fs.ErrNotExist), Process: osfile.ProcessError(r.err)}
 	if r.err != nil {
 		return d
 	}

@@ -19,6 +19,8 @@ import (
 
 	"github.com/keepwatch/file/internal/decide"
 
+	"github.com/keepwatch/file/internal/events"
+	"github.com/keepwatch/file/internal/osfile"
 	"github.com/keepwatch/file/kubevol"
 	"github.com/stretchr/testify/require"
 )
@@ -555,14 +557,14 @@ func (w *world) pausingProducer() error {
 }
 
 // kernelTellsWriters reports whether the kernel says here who holds a
-// file open for writing (writersOn): as root, or the files' owner, where
+// file open for writing (osfile.WritersOf): as root, or the files' owner, where
 // leases are on.
 func kernelTellsWriters(t *testing.T) bool {
 	path := filepath.Join(t.TempDir(), "probe")
 	require.NoError(t, os.WriteFile(path, nil, 0o644))
 	info, err := os.Stat(path)
 	require.NoError(t, err)
-	return writersOf(path, info) != decide.WritersUnknown
+	return osfile.WritersOf(path, info) != decide.WritersUnknown
 }
 
 // watchHears reports whether the watch hears a writer of the file the
@@ -575,7 +577,12 @@ func (w *world) watchHears() bool {
 	if err != nil {
 		return false
 	}
-	return processHub.hears(real)
+	dir, err := os.Stat(filepath.Dir(real))
+	if err != nil {
+		return false
+	}
+	dev, ino := osfile.ID(dir)
+	return events.ProcessHub.Hears(real, decide.WatchedInode{Dev: dev, Ino: ino})
 }
 
 // writerWindow is how long a writer may pause, holding the file open or

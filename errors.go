@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"syscall"
 	"time"
+
+	"github.com/keepwatch/file/internal/osfile"
 )
 
 // Errors reported by [File.ReadBytes], [File.Watch] and through the watch
@@ -24,11 +26,11 @@ var (
 	// a device, a socket or anything else that is not a regular file. Such a
 	// path is never read, so it can neither hang the reader nor feed it an
 	// endless stream.
-	ErrNotRegularFile = errors.New("keepwatch: not a regular file")
+	ErrNotRegularFile = osfile.ErrNotRegular
 
 	// ErrFileTooLarge means the file is larger than the limit set with
 	// [WithMaxSize].
-	ErrFileTooLarge = errors.New("keepwatch: file too large")
+	ErrFileTooLarge = osfile.ErrTooLarge
 
 	// ErrWatchInterrupted means the filesystem watch could not be set up or
 	// broke (an inotify or fsnotify error, a closed channel, a watch that
@@ -74,9 +76,6 @@ var (
 	// The stock provider's text for Read, kept for code that compares it.
 	errReadUnsupported = errors.New("file provider does not support this method")
 
-	// Causes that end a loop, besides the notifier's own errors.
-	errEventsClosed = errors.New("keepwatch: event channel closed")
-	errErrorsClosed = errors.New("keepwatch: error channel closed")
 	// errTryEvents ends a loop that polls because events failed: it is
 	// time to try them again. It is never reported.
 	errTryEvents = errors.New("keepwatch: time to try events again")
@@ -166,38 +165,11 @@ func problemOf(kind problemKind, err error) problem {
 		root = next
 	}
 	p.root, p.text = reflect.TypeOf(root), root.Error()
-	var nr *notRegularError
+	var nr *osfile.NotRegularError
 	if errors.As(err, &nr) {
-		p.what = nr.mode.Type()
+		p.what = nr.Mode.Type()
 	}
 	return p
-}
-
-// notRegularError says what the path is instead of a regular file; it
-// matches ErrNotRegularFile.
-type notRegularError struct{ mode fs.FileMode }
-
-func (e *notRegularError) Error() string {
-	return ErrNotRegularFile.Error() + ": " + describeMode(e.mode)
-}
-
-func (e *notRegularError) Unwrap() error { return ErrNotRegularFile }
-
-func describeMode(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "named pipe"
-	case m&fs.ModeSocket != 0:
-		return "socket"
-	case m&fs.ModeCharDevice != 0:
-		return "character device"
-	case m&fs.ModeDevice != 0:
-		return "block device"
-	default:
-		return "irregular file (" + m.Type().String() + ")"
-	}
 }
 
 // unresolved is the error Watch returns for a path that does not resolve:

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/keepwatch/file/internal/osfile"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -16,7 +17,7 @@ func TestProblemsAreKnownByKindAndRootCause(t *testing.T) {
 	missing := func(path string) error { return &fs.PathError{Op: "open", Path: path, Err: syscall.ENOENT} }
 	addFailed := func(dir string, err error) error { return fmt.Errorf("add watch on %s: %w", dir, err) }
 	notRegular := func(mode fs.FileMode) error {
-		return &fs.PathError{Op: "read", Path: "/c", Err: &notRegularError{mode}}
+		return &fs.PathError{Op: "read", Path: "/c", Err: &osfile.NotRegularError{Mode: mode}}
 	}
 	same := []struct {
 		name string
@@ -27,7 +28,7 @@ func TestProblemsAreKnownByKindAndRootCause(t *testing.T) {
 		{"a file missing, then its directory",
 			problemOf(kindFile, missing("/a/b/c")), problemOf(kindFile, missing("/a/b"))},
 		{"too large by different sizes",
-			problemOf(kindFile, tooLarge("/c", 20, 10)), problemOf(kindFile, tooLarge("/c", 30, 10))},
+			problemOf(kindFile, osfile.TooLarge("/c", 20, 10)), problemOf(kindFile, osfile.TooLarge("/c", 30, 10))},
 		{"a sentinel made anew each time",
 			problemOf(kindBroken, errors.New("short read")), problemOf(kindBroken, errors.New("short read"))},
 		{"an overflow, wrapped or not",
@@ -44,30 +45,11 @@ func TestProblemsAreKnownByKindAndRootCause(t *testing.T) {
 		{"a directory and a named pipe",
 			problemOf(kindFile, notRegular(fs.ModeDir|0o755)), problemOf(kindFile, notRegular(fs.ModeNamedPipe|0o644))},
 		{"broken and polling", problemOf(kindBroken, syscall.ENOSPC), problemOf(kindPolling, syscall.ENOSPC)},
-		{"missing and too large", problemOf(kindFile, missing("/c")), problemOf(kindFile, tooLarge("/c", 20, 10))},
+		{"missing and too large", problemOf(kindFile, missing("/c")), problemOf(kindFile, osfile.TooLarge("/c", 20, 10))},
 	}
 	for _, c := range differ {
 		assert.NotEqual(t, c.a, c.b, c.name)
 	}
 	assert.NotEqual(t, problem{}, problemOf(kindRemote, nil), "a problem without a cause is still a problem")
 	assert.Equal(t, problemOf(kindBroken, syscall.EIO), problemOf(kindBroken, syscall.EIO), "comparable without panicking")
-}
-
-// The errno classes find an errno wherever errors.Is would: anywhere in an
-// error's tree, an error that joins several among them, not only the first
-// one found.
-func TestAnErrnoCountsAnywhereInTheErrorsTree(t *testing.T) {
-	gone := &fs.PathError{Op: "open", Path: "a.yaml", Err: syscall.ENOENT}
-	busy := &fs.PathError{Op: "open", Path: "b.yaml", Err: syscall.EMFILE}
-	for _, err := range []error{errors.Join(gone, busy), fmt.Errorf("read: %w", errors.Join(gone, busy))} {
-		assert.True(t, vanished(err), "%v", err)
-		assert.True(t, processError(err), "%v: errors.Is(err, EMFILE)", err)
-		assert.True(t, limited(err), "%v", err)
-		assert.True(t, eventsUnavailable(err), "%v", err)
-		assert.False(t, refused(err), "%v", err)
-	}
-	assert.True(t, processError(fmt.Errorf("read: %w", busy)))
-	assert.False(t, processError(gone))
-	assert.False(t, processError(errors.New("keepwatch: other")))
-	assert.False(t, processError(nil))
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/keepwatch/file/internal/decide"
+	"github.com/keepwatch/file/internal/osfile"
 )
 
 // eventFacts gathers, from the disk, the facts the decider needs for an
@@ -86,6 +87,6 @@ func lstatOrNil(path string) fs.FileInfo {
 // files' inodes (decide.Inodes).
 type platformInodes struct{}
 
-func (platformInodes) SameFile(a, b fs.FileInfo) bool        { return sameFile(a, b) }
-func (platformInodes) ID(info fs.FileInfo) (dev, ino uint64) { return fileID(info) }
-func (platformInodes) Links(info fs.FileInfo) uint64         { return linkCount(info) }
+func (platformInodes) SameFile(a, b fs.FileInfo) bool        { return osfile.SameFile(a, b) }
+func (platformInodes) ID(info fs.FileInfo) (dev, ino uint64) { return osfile.ID(info) }
+func (platformInodes) Links(info fs.FileInfo) uint64         { return osfile.LinkCount(info) }

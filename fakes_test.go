@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/keepwatch/file/internal/decide"
+	"github.com/keepwatch/file/internal/events"
+	"github.com/keepwatch/file/internal/osfile"
 )
 
 // fakes is a notifier factory that a test scripts: it makes the constructor
@@ -29,7 +31,7 @@ type fakes struct {
 }
 
 // new is the constructor: withNotifier(fs.new).
-func (fs *fakes) new() (notifier, error) {
+func (fs *fakes) new() (events.Notifier, error) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	fs.madeAt = append(fs.madeAt, time.Now())
@@ -118,7 +120,7 @@ func (n *fakeNotifier) Add(path string, report decide.WatchKind) (int, error) {
 	n.reports[path] |= report
 	key := fakeInode{path: path}
 	if info, err := os.Lstat(path); err == nil {
-		key.dev, key.ino = fileID(info)
+		key.dev, key.ino = osfile.ID(info)
 		key.path = ""
 	}
 	id, ok := n.ids[key]
@@ -237,15 +239,16 @@ func send(n *fakeNotifier, name string, o decide.Op) bool {
 	return n != nil && n.deliver(decide.Event{Name: name, Op: o})
 }
 
-// fakeBackends is a backend factory for hub tests: it hands out backends
-// whose events and failures the test makes.
+// fakeBackends is a backend factory for the tests of providers on a hub of
+// their own (internal/events has its own for the hub's tests): it hands out
+// backends whose events and failures the test makes.
 type fakeBackends struct {
 	mu   sync.Mutex
 	caps decide.Caps // what the backends say they can see
 	made []*fakeBackend
 }
 
-func (fb *fakeBackends) newBackend(h handler) (backend, error) {
+func (fb *fakeBackends) newBackend(h events.Handler) (events.Backend, error) {
 	fb.mu.Lock()
 	defer fb.mu.Unlock()
 	b := &fakeBackend{h: h, caps: fb.caps, ids: make(map[string]int), watches: make(map[int]bool)}
@@ -265,26 +268,17 @@ func (fb *fakeBackends) last() *fakeBackend {
 	return fb.made[len(fb.made)-1]
 }
 
-// fakeBackend is a scripted backend. A path's id is its own, unless the
-// test makes two paths one inode with sameInode. The test's goroutine
-// stands in for the backend's: send and fail call the handler themselves.
+// fakeBackend is a scripted backend. A path's id is its own. The test's
+// goroutine stands in for the backend's: send and fail call the handler
+// themselves.
 type fakeBackend struct {
-	h    handler
+	h    events.Handler
 	caps decide.Caps
 
-	mu       sync.Mutex
-	ids      map[string]int // the id each path gets
-	watches  map[int]bool   // ids watched
-	next     int
-	isClosed bool
-}
-
-// sameInode makes path other lead to the inode of path a, as a bind mount
-// does.
-func (b *fakeBackend) sameInode(a, other string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.ids[other] = b.idLocked(a)
+	mu      sync.Mutex
+	ids     map[string]int // the id each path gets
+	watches map[int]bool   // ids watched
+	next    int
 }
 
 func (b *fakeBackend) idLocked(path string) int {
@@ -316,18 +310,7 @@ func (b *fakeBackend) Caps() decide.Caps { return b.caps }
 func (b *fakeBackend) Inode(int) (decide.WatchedInode, bool) { return decide.WatchedInode{}, false }
 func (b *fakeBackend) Sync()                                 {}
 
-func (b *fakeBackend) Close() error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.isClosed = true
-	return nil
-}
-
-func (b *fakeBackend) isClosedNow() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.isClosed
-}
+func (b *fakeBackend) Close() error { return nil }
 
 // watched lists the paths whose inode is watched, sorted.
 func (b *fakeBackend) watched() []string {
@@ -347,21 +330,21 @@ func (b *fakeBackend) watched() []string {
 // directory, named, and on its own watch if it has one.
 func (b *fakeBackend) send(path string, o decide.Op) {
 	b.mu.Lock()
-	var batch []rawEvent
+	var batch []events.RawEvent
 	if id, ok := b.ids[path]; ok && b.watches[id] {
-		batch = append(batch, rawEvent{id: id, op: o})
+		batch = append(batch, events.RawEvent{ID: id, Op: o})
 	}
 	if id, ok := b.ids[filepath.Dir(path)]; ok && b.watches[id] {
-		batch = append(batch, rawEvent{id: id, name: filepath.Base(path), op: o})
+		batch = append(batch, events.RawEvent{ID: id, Name: filepath.Base(path), Op: o})
 	}
 	b.mu.Unlock()
 	if len(batch) > 0 {
-		b.h.events(batch)
+		b.h.Events(batch)
 	}
 }
 
 // fail breaks the backend.
-func (b *fakeBackend) fail(err error) { b.h.failed(err) }
+func (b *fakeBackend) fail(err error) { b.h.Failed(err) }
 
 // fakeChannels are the channels of a scripted notifier. Unless buffered,
 // they are unbuffered, as a notifier without a hub's buffers would be: a
@@ -379,7 +362,7 @@ type fakeChannels struct {
 func newFakeChannels(buffered bool) fakeChannels {
 	size := 0
 	if buffered {
-		size = subBuffer
+		size = events.SubscriptionBuffer
 	}
 	return fakeChannels{events: make(chan decide.Event, size), errors: make(chan error), closed: make(chan struct{})}
 }

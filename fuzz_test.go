@@ -2,11 +2,9 @@ package file
 
 import (
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -14,11 +12,12 @@ import (
 	"github.com/keepwatch/file/internal/decide"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/keepwatch/file/internal/events"
 )
 
-// Fuzz targets for what decides from untrusted input: event sequences and
-// file sizes (the resolver's is in internal/chain). `make fuzz` runs each
-// for a while; seeds are in testdata/fuzz.
+// Fuzz targets for what decides from untrusted input: event sequences
+// (file sizes' is in internal/osfile, the resolver's in internal/chain).
+// `make fuzz` runs each for a while; seeds are in testdata/fuzz.
 
 // FuzzSessionEvents drives one watch with an arbitrary sequence of disk
 // changes, events (true, irrelevant or lying), faults and pauses, in virtual
@@ -113,7 +112,7 @@ func FuzzSessionEvents(f *testing.F) {
 				case 4: // an event for another file
 					notify(filepath.Join(dir, "other"), decide.OpCreate)
 				case 5: // an event that lies: nothing changed
-					notify(path, opOf(fsnotify.Op(1+arg%31)))
+					notify(path, events.FsnotifyOp(fsnotify.Op(1+arg%31)))
 				case 6: // the notifier breaks
 					if n != nil {
 						n.fail(fsnotify.ErrEventOverflow)
@@ -179,27 +178,5 @@ func FuzzSessionEvents(f *testing.F) {
 				t.Fatalf("call %d repeats %q\ncalls: %s", i, data, r)
 			}
 		})
-	})
-}
-
-// FuzzReadFile checks the size limit: the whole file up to the limit, a
-// clear error past it, never more than limit+1 bytes read.
-func FuzzReadFile(f *testing.F) {
-	f.Add(uint16(0), uint16(0))
-	f.Add(uint16(100), uint16(99))
-	f.Add(uint16(4096), uint16(4096))
-	f.Fuzz(func(t *testing.T, size, limit uint16) {
-		path := filepath.Join(t.TempDir(), "f")
-		data := strings.Repeat("x", int(size))
-		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		c, err := readFile(path, "f", int64(limit), false)
-		switch {
-		case int(size) <= int(limit) && (err != nil || string(c.data) != data):
-			t.Fatalf("size %d, limit %d: %v", size, limit, err)
-		case int(size) > int(limit) && !errors.Is(err, ErrFileTooLarge):
-			t.Fatalf("size %d, limit %d: want ErrFileTooLarge, got %v", size, limit, err)
-		}
 	})
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/keepwatch/file/internal/decide"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/keepwatch/file/internal/events"
 	"github.com/keepwatch/file/internal/yamlparser"
 	"github.com/keepwatch/file/kubevol"
 	"github.com/stretchr/testify/require"
@@ -35,7 +36,7 @@ var backendFlag = flag.String("backend", "", `"fsnotify" to watch through fsnoti
 func TestMain(m *testing.M) {
 	flag.Parse()
 	if *backendFlag == "fsnotify" {
-		processHub = newHub(newFsnotifyBackend)
+		events.ProcessHub = events.NewHub(events.NewFsnotifyBackend)
 	}
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
 		os.Exit(code)
@@ -370,7 +371,7 @@ func contextFor(d time.Duration) (context.Context, context.CancelFunc) {
 // inotify, nothing beyond the directory events with fsnotify's backend.
 func hubCaps(t *testing.T) decide.Caps {
 	t.Helper()
-	n, err := processHub.subscribe()
+	n, err := events.ProcessHub.Subscribe()
 	require.NoError(t, err)
 	defer n.Close()
 	return n.Caps()
@@ -579,13 +580,7 @@ func ancestors(dir string) []string {
 	}
 }
 
-// added drops the id an Add returned, for require.NoError.
-func added(_ int, err error) error { return err }
-
 // yamlParser parses YAML as koanf's parsers/yaml does: this module
 // requires no koanf module, and tests/koanf runs sets with koanf's own
 // parsers.
 type yamlParser = yamlparser.Parser
-
-// reportAll asks a watch for everything it can report.
-const reportAll = decide.WatchSelf | decide.WatchNames | decide.WatchContent

@@ -13,10 +13,12 @@ import (
 	"testing"
 
 	"github.com/keepwatch/file/internal/decide"
+	"github.com/keepwatch/file/internal/events"
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // maxQueuedEvents is the kernel's inotify queue length; a burst longer than
@@ -123,6 +125,57 @@ func TestASlowCallbackCannotOverflowTheSharedQueue(t *testing.T) {
 	assert.Empty(t, r.errs(), "nothing overflowed")
 }
 
+// A real overflow of the production backend's queue: the hub is held up
+// (as a process too busy to read would be) while more events than the
+// kernel queues are made; the sessions rescan, and the final content
+// arrives without an error.
+func TestARealOverflowOfTheInotifyQueueIsRescanned(t *testing.T) {
+	h := privateHub(t)
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	write(t, path, "v1\n")
+	_, r := watchedByEvents(t, path, withNotifier(h.Subscribe))
+	queued := func(fd int) int {
+		n, err := unix.IoctlGetInt(fd, unix.TIOCINQ)
+		require.NoError(t, err)
+		return n
+	}
+	require.True(t, h.WithInotify(func(fd int) { // the backend's goroutine stops at the next dispatch: the kernel's queue fills
+		flood(t, path, 2*maxQueuedEvents(t)) // what it read before it stopped, and more than the queue holds
+		replace(t, path, "final\n")
+		require.GreaterOrEqual(t, queued(fd), maxQueuedEvents(t)*unix.SizeofInotifyEvent, "the kernel's queue is full")
+	}))
+	require.Eventually(t, func() bool {
+		n := -1
+		h.WithInotify(func(fd int) { n = queued(fd) })
+		return n == 0
+	}, waitFor, tick, "the backend read all, the overflow notice last")
+	r.waitContent(t, "final\n")
+	assert.Empty(t, r.errs(), "an overflow is lost events, not a broken watch")
+}
+
+// kernelWatches counts the watches the kernel holds for h's inotify
+// instance, from /proc/self/fdinfo; 0 when h has no backend.
+func kernelWatches(t *testing.T, h *events.Hub) int {
+	t.Helper()
+	n := 0
+	h.WithInotify(func(fd int) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/self/fdinfo/%d", fd))
+		require.NoError(t, err)
+		n = strings.Count(string(b), "inotify wd:")
+	})
+	return n
+}
+
+// privateHub is a hub of the test's own on the kernel's inotify, so that
+// its watches can be counted.
+func privateHub(t *testing.T) *events.Hub {
+	h := events.NewHub(events.NewInotifyBackend)
+	t.Cleanup(func() {
+		assert.Zero(t, kernelWatches(t, h), "no kernel watch outlives the last watch")
+	})
+	return h
+}
+
 // privateNotifier is a notifier with an fsnotify watcher of its own and no
 // hub: its only reader is the session, so a session stuck in a callback
 // lets the kernel's queue overflow, as each of koanf's stock providers
@@ -139,7 +192,7 @@ type privateNotifier struct {
 	wants map[string]bool
 }
 
-func newPrivateNotifier() (notifier, error) {
+func newPrivateNotifier() (events.Notifier, error) {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, err
@@ -162,7 +215,7 @@ func (p *privateNotifier) forward() {
 				continue
 			}
 			select {
-			case p.events <- decide.Event{Name: ev.Name, Op: opOf(ev.Op)}:
+			case p.events <- decide.Event{Name: ev.Name, Op: events.FsnotifyOp(ev.Op)}:
 			case <-p.done:
 				return
 			}

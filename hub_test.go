@@ -10,15 +10,16 @@ import (
 	"testing"
 	"testing/synctest"
 
-	"github.com/keepwatch/file/internal/decide"
-
 	"github.com/fsnotify/fsnotify"
+	"github.com/keepwatch/file/internal/events"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// Tests that use a test hub run in a synctest bubble, and never touch the
-// process hub: a hub's goroutines belong to the bubble they start in.
+// The shared watcher (internal/events) as providers use it, end to end;
+// its own tests are in its package. Tests that use a test hub run in a
+// synctest bubble, and never touch the process hub: a hub's goroutines
+// belong to the bubble they start in.
 
 // hubFiles is how many providers TestManyProvidersShareOneInotifyInstance
 // runs: make test runs 2,000 (10,000 cost ten seconds under the race
@@ -81,19 +82,19 @@ func TestAHubFaultReArmsItOnceAndEveryProviderReReads(t *testing.T) {
 	}{
 		{"error", func(b *fakeBackend) { b.fail(os.ErrInvalid) }},
 		{"overflow reported as an error", func(b *fakeBackend) { b.fail(fsnotify.ErrEventOverflow) }},
-		{"events closed", func(b *fakeBackend) { b.fail(errEventsClosed) }},
+		{"events closed", func(b *fakeBackend) { b.fail(events.ErrEventsClosed) }},
 	} {
 		t.Run(fault.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				raw := &fakeBackends{}
-				h := newHub(raw.newBackend)
+				h := events.NewHub(raw.newBackend)
 				var paths []string
 				var recs []*recorder
 				for _, d := range []string{t.TempDir(), t.TempDir()} {
 					for i := range 3 {
 						path := filepath.Join(d, fmt.Sprintf("c%d.yaml", i))
 						write(t, path, "v1\n")
-						_, r := watched(t, path, withNotifier(h.subscribe),
+						_, r := watched(t, path, withNotifier(h.Subscribe),
 							withBackoff(testBackoffMin, testBackoffMax), WithRecheckInterval(0))
 						paths, recs = append(paths, path), append(recs, r)
 					}
@@ -121,189 +122,6 @@ func TestAHubFaultReArmsItOnceAndEveryProviderReReads(t *testing.T) {
 			})
 		})
 	}
-}
-
-func TestHubCountsDirectoryWatchesAndClosesWithTheLastSubscription(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		raw := &fakeBackends{}
-		h := newHub(raw.newBackend)
-		s1, err := h.subscribe()
-		require.NoError(t, err)
-		s2, err := h.subscribe()
-		require.NoError(t, err)
-		w := raw.last()
-		assert.Equal(t, 1, raw.calls())
-
-		require.NoError(t, added(s1.Add("/a", reportAll)))
-		require.NoError(t, added(s2.Add("/a", reportAll)))
-		require.NoError(t, added(s2.Add("/b", reportAll)))
-		assert.ElementsMatch(t, []string{"/a", "/b"}, w.watched())
-		s1.Remove("/a")
-		assert.ElementsMatch(t, []string{"/a", "/b"}, w.watched(), "s2 still needs /a")
-		s2.Remove("/b")
-		assert.ElementsMatch(t, []string{"/a"}, w.watched())
-
-		require.NoError(t, s2.Close())
-		require.NoError(t, s2.Close(), "Close is idempotent")
-		assert.Empty(t, w.watched())
-		assert.False(t, w.isClosedNow(), "s1 is still subscribed")
-		require.NoError(t, s1.Close())
-		assert.True(t, w.isClosedNow(), "the last subscription closes the watcher")
-
-		s3, err := h.subscribe()
-		require.NoError(t, err)
-		assert.Equal(t, 2, raw.calls(), "a new watcher when needed again")
-		require.NoError(t, s3.Close())
-	})
-}
-
-func TestHubDispatchesEventsByWantedPath(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		p := filepath.FromSlash // the paths as the OS spells them
-		raw := &fakeBackends{}
-		h := newHub(raw.newBackend)
-		a, _ := h.subscribe()
-		b, _ := h.subscribe()
-		defer a.Close()
-		defer b.Close()
-		require.NoError(t, added(a.Add(p("/vol"), reportAll)))
-		a.Want(p("/vol/config.yaml"))
-		a.Want(p("/vol/..data"))
-		require.NoError(t, added(b.Add(p("/vol/..2026"), reportAll)))
-		require.NoError(t, added(b.Add(p("/vol"), reportAll)))
-		b.Want(p("/vol/other.yaml"))
-		w := raw.last()
-
-		queued := func(n notifier) int { return len(n.(*subscription).events) }
-		w.send(p("/vol/config.yaml"), decide.OpCreate)
-		synctest.Wait()
-		assert.Equal(t, 1, queued(a))
-		assert.Equal(t, 0, queued(b), "same directory, another file")
-
-		w.send(p("/vol/..data"), decide.OpCreate)
-		w.send(p("/vol/..2026_new"), decide.OpCreate) // nobody's
-		synctest.Wait()
-		assert.Equal(t, 2, queued(a))
-		assert.Equal(t, 0, queued(b))
-
-		// An event on a watched directory itself reaches its watchers.
-		w.send(p("/vol/..2026"), decide.OpRemove)
-		synctest.Wait()
-		assert.Equal(t, 2, queued(a))
-		assert.Equal(t, 1, queued(b))
-
-		// Forgotten paths are no longer dispatched.
-		a.WantOnly(map[string]bool{p("/vol/..data"): true})
-		w.send(p("/vol/config.yaml"), decide.OpWrite)
-		w.send(p("/vol/..data"), decide.OpRemove) // not the event queued last: not merged
-		synctest.Wait()
-		assert.Equal(t, 3, queued(a))
-	})
-}
-
-func TestASubscriptionThatFallsBehindGetsOneRescan(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		p := filepath.FromSlash // the paths as the OS spells them
-		raw := &fakeBackends{}
-		h := newHub(raw.newBackend)
-		s, _ := h.subscribe()
-		defer s.Close()
-		require.NoError(t, added(s.Add(p("/vol"), reportAll)))
-		for i := range 3 * subBuffer {
-			s.Want(fmt.Sprintf(p("/vol/f%d"), i))
-		}
-		s.Want(p("/vol/again"))
-		for i := range 3 * subBuffer {
-			raw.last().send(fmt.Sprintf(p("/vol/f%d"), i), decide.OpWrite)
-		}
-		synctest.Wait()
-		events := s.(*subscription).events
-		require.Len(t, events, subBuffer, "full, and the hub never blocked")
-		for range subBuffer - 1 {
-			assert.False(t, (<-events).Has(decide.OpRescan))
-		}
-		assert.Equal(t, decide.Event{Op: decide.OpRescan}, <-events, "the last slot says events were lost")
-
-		// Once drained, events flow again.
-		raw.last().send(p("/vol/again"), decide.OpWrite)
-		synctest.Wait()
-		assert.Equal(t, p("/vol/again"), (<-events).Name)
-	})
-}
-
-// A burst of the same event (a tool writing line by line: each write told
-// by the file's watch and by its directory's) is merged into the copy
-// still queued, as the kernel merges it: the queue does not fill, and the
-// writer's close after the burst is not lost. An event unlike the last
-// one queued, or one that comes after the queue was read, is queued.
-func TestABurstOfTheSameEventIsMergedWhileQueued(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		p := filepath.FromSlash // the paths as the OS spells them
-		raw := &fakeBackends{}
-		h := newHub(raw.newBackend)
-		s, _ := h.subscribe()
-		defer s.Close()
-		require.NoError(t, added(s.Add(p("/vol"), reportAll)))
-		s.Want(p("/vol/config.yaml"))
-		for range 10 * subBuffer {
-			raw.last().send(p("/vol/config.yaml"), decide.OpWrite)
-		}
-		raw.last().send(p("/vol/config.yaml"), decide.OpClose)
-		raw.last().send(p("/vol/config.yaml"), decide.OpClose)
-		raw.last().send(p("/vol/config.yaml"), decide.OpWrite)
-		synctest.Wait()
-		events := s.(*subscription).events
-		want := []decide.Event{{Name: p("/vol/config.yaml"), Op: decide.OpWrite}, {Name: p("/vol/config.yaml"), Op: decide.OpClose}, {Name: p("/vol/config.yaml"), Op: decide.OpWrite}}
-		require.Len(t, events, len(want))
-		for _, w := range want {
-			assert.Equal(t, w, <-events)
-		}
-
-		// Read, the same event is queued again.
-		raw.last().send(p("/vol/config.yaml"), decide.OpWrite)
-		synctest.Wait()
-		assert.Equal(t, decide.Event{Name: p("/vol/config.yaml"), Op: decide.OpWrite}, <-events)
-	})
-}
-
-// A file watched by itself and through its directory hears each change
-// twice, on its own watch (with its id) and on its directory's: a burst
-// alternates the two copies, and is merged a pair at a time. An event that
-// is not a copy of the pair queued last is queued, whatever came before.
-func TestABurstToAFileWatchedTwiceIsMergedAPairAtATime(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		p := filepath.FromSlash // the paths as the OS spells them
-		file, other := p("/vol/config.yaml"), p("/vol/other.yaml")
-		raw := &fakeBackends{}
-		h := newHub(raw.newBackend)
-		s, _ := h.subscribe()
-		defer s.Close()
-		require.NoError(t, added(s.Add(p("/vol"), reportAll)))
-		own, err := s.Add(file, reportAll)
-		require.NoError(t, err)
-		s.Want(file)
-		s.Want(other)
-		for range 10 * subBuffer {
-			raw.last().send(file, decide.OpWrite)
-		}
-		raw.last().send(file, decide.OpClose)
-		raw.last().send(file, decide.OpClose)
-		for _, o := range []decide.Op{decide.OpCreate, decide.OpRemove, decide.OpCreate} { // told once each: no pair
-			raw.last().send(other, o)
-		}
-		raw.last().send(file, decide.OpWrite)
-		synctest.Wait()
-		events := s.(*subscription).events
-		want := []decide.Event{{Name: file, Op: decide.OpWrite, Watch: own}, {Name: file, Op: decide.OpWrite},
-			{Name: file, Op: decide.OpClose, Watch: own}, {Name: file, Op: decide.OpClose},
-			{Name: other, Op: decide.OpCreate}, {Name: other, Op: decide.OpRemove}, {Name: other, Op: decide.OpCreate},
-			{Name: file, Op: decide.OpWrite, Watch: own}, {Name: file, Op: decide.OpWrite}}
-		var got []decide.Event
-		for len(events) > 0 {
-			got = append(got, <-events)
-		}
-		assert.Equal(t, want, got)
-	})
 }
 
 // A provider stuck in a slow callback holds up nobody else sharing the hub,
@@ -334,56 +152,41 @@ func TestASlowCallbackDelaysOnlyItsOwnProvider(t *testing.T) {
 
 	replace(t, slowPath, "s1\n")
 	g.reached(t)
-	for i := range 10 * subBuffer {
+	for i := range 10 * events.SubscriptionBuffer {
 		replace(t, slowPath, fmt.Sprintf("s%d\n", i+2))
-		if i%subBuffer == 0 {
+		if i%events.SubscriptionBuffer == 0 {
 			want := fmt.Sprintf("f%d\n", i+1)
 			replace(t, fastPath, want)
 			fast.waitContent(t, want)
 		}
 	}
 	g.release()
-	want := fmt.Sprintf("s%d\n", 10*subBuffer+1)
+	want := fmt.Sprintf("s%d\n", 10*events.SubscriptionBuffer+1)
 	require.Eventually(t, func() bool { v, _ := got.Load().(string); return v == want }, waitFor, tick)
 }
 
-// appendJoin is filepath.Join, made without a string for the common case.
-func TestAppendJoinIsJoin(t *testing.T) {
-	sep := string(filepath.Separator)
-	dirs := []string{sep, sep + "etc", sep + "etc" + sep + "app", "etc", sep + "etc" + sep, sep + "a" + sep + ".." + sep + "b", "", "."}
-	names := []string{"config.yaml", "..data", "..2026_11_24", ".", "..", "", "a" + sep + "b", sep}
-	for _, d := range dirs {
-		for _, n := range names {
-			assert.Equal(t, filepath.Join(d, n), string(appendJoin(nil, d, n)), "dir %q, name %q", d, n)
-		}
-	}
-}
+// The fsnotify backend, which providers use off Linux, carries the basics
+// through the hub: a rename-over save, an in-place write after the quiet
+// window, a kubelet update, a file removed and back.
+func TestTheFsnotifyBackendCarriesTheBasics(t *testing.T) {
+	h := events.NewHub(events.NewFsnotifyBackend)
+	v := newVolume(t, filepath.Join(t.TempDir(), "config"), config(0))
+	_, rv := watched(t, v.path("config.yaml"), withNotifier(h.Subscribe), WithRecheckInterval(0))
+	path := filepath.Join(t.TempDir(), "plain.yaml")
+	write(t, path, "v1\n")
+	_, rp := watched(t, path, withNotifier(h.Subscribe), WithRecheckInterval(0))
 
-// hears reports whether a subscription of the hub wants the events of
-// path, and a watch covers the directory path is in now, so that a writer
-// of the file there is heard from its first write on. A watch the hub still
-// counts may be of a directory deleted since, whose drop the backend has
-// yet to hand on: the backend says which inode each watch is of. Where it
-// cannot tell (fsnotify), nothing is heard for sure.
-func (h *hub) hears(path string) bool {
-	dir := filepath.Dir(path)
-	info, err := os.Stat(dir)
-	if err != nil {
-		return false
+	replace(t, path, "v2\n")
+	rp.waitContent(t, "v2\n")
+	write(t, path, "v3\n")
+	rp.waitContent(t, "v3\n")
+	require.NoError(t, os.Remove(path))
+	rp.waitErr(t, os.ErrNotExist)
+	write(t, path, "v4\n")
+	rp.waitContent(t, "v4\n")
+
+	for i := 1; i <= 3; i++ {
+		v.update(config(i))
+		rv.waitContent(t, config(i)["config.yaml"])
 	}
-	dev, ino := fileID(info)
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.names[path] == nil || h.cur == nil {
-		return false
-	}
-	for id, w := range h.watches {
-		if len(w.paths[dir]) == 0 {
-			continue
-		}
-		if of, ok := h.cur.b.Inode(id); ok && !of.Gone && of.Dev == dev && of.Ino == ino {
-			return true
-		}
-	}
-	return false
 }

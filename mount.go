@@ -8,6 +8,7 @@ import (
 	"github.com/keepwatch/file/internal/chain"
 	"github.com/keepwatch/file/internal/filemount"
 	"github.com/keepwatch/file/internal/mountinfo"
+	"github.com/keepwatch/file/internal/osfile"
 )
 
 // A single file mounted on its own (a Kubernetes subPath mount, docker's
@@ -55,7 +56,7 @@ func mountFacts(table string, paths []string) (filemount.Facts, mountinfo.Mount,
 		return f, m, nil
 	}
 	if info, err := os.Stat(m.Point); err == nil {
-		f.Resolves, f.Links = true, linkCount(info)
+		f.Resolves, f.Links = true, osfile.LinkCount(info)
 	}
 	return f, m, nil
 }

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/keepwatch/file/internal/events"
 	"github.com/keepwatch/file/internal/fsinfo"
 	"github.com/keepwatch/file/internal/mountinfo"
 )
@@ -50,8 +51,8 @@ type options struct {
 	errorCallbacks bool // problems go to the callback too
 	contentHash    bool // Stats and the log show the content's SHA-256
 	waitForPath    bool // Watch starts on a path that does not resolve, and waits for it
-	probeWriters   bool // ask the kernel whether anyone holds the file open for writing (writersOn)
-	newNotifier    func() (notifier, error)
+	probeWriters   bool // ask the kernel whether anyone holds the file open for writing (internal/osfile)
+	newNotifier    func() (events.Notifier, error)
 	fsType         func(path string) (name string, noEvents bool)
 	mountInfo      string // the mount table to look for a single-file mount in; "" not to
 }
@@ -64,7 +65,7 @@ func newOptions(opts []Option) options {
 		backoffMax:   defaultBackoffMax,
 		maxSize:      defaultMaxSize,
 		probeWriters: true,
-		newNotifier:  processHub.subscribe,
+		newNotifier:  events.ProcessHub.Subscribe,
 		fsType:       fsinfo.Type,
 		mountInfo:    mountinfo.Path,
 	}

@@ -1,6 +1,10 @@
 package file
 
-import "time"
+import (
+	"time"
+
+	"github.com/keepwatch/file/internal/events"
+)
 
 // The options only tests give: each replaces a part of the watch that
 // touches the system with one the test controls.
@@ -30,7 +34,7 @@ func withoutWriterProbe() Option {
 }
 
 // withNotifier replaces the filesystem notifier, to inject failures.
-func withNotifier(newNotifier func() (notifier, error)) Option {
+func withNotifier(newNotifier func() (events.Notifier, error)) Option {
 	return func(o *options) { o.newNotifier = newNotifier }
 }
 

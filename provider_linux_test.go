@@ -161,7 +161,7 @@ func TestAnAncestorRenamedOrExchangedIsFollowed(t *testing.T) {
 	}
 	makeApp(app, "v0\n")
 	h := privateHub(t)
-	_, r := watchedByEvents(t, path, withNotifier(h.subscribe))
+	_, r := watchedByEvents(t, path, withNotifier(h.Subscribe))
 
 	var watches []int
 	for i := 1; i <= 5; i++ {

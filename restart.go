@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/keepwatch/file/internal/decide"
+	"github.com/keepwatch/file/internal/osfile"
 )
 
 // randomSeed seeds every backoff: the one source of the watch's
@@ -104,7 +105,7 @@ func endOf(ctx context.Context, err error) decide.LoopEnd {
 		return decide.EndStopped
 	case errors.Is(err, errTryEvents):
 		return decide.EndTryEvents
-	case eventsUnavailable(err):
+	case osfile.EventsUnavailable(err):
 		return decide.EndEventsUnavailable
 	}
 	return decide.EndFailed

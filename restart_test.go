@@ -14,6 +14,7 @@ import (
 	"github.com/keepwatch/file/internal/decide"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/keepwatch/file/internal/events"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -34,8 +35,8 @@ func TestSessionFaultsAreReportedOnceAndRecoveredWithAReRead(t *testing.T) {
 	}{
 		"error":         {func(n *fakeNotifier) { n.fail(syscall.EIO) }, syscall.EIO},
 		"overflow":      {func(n *fakeNotifier) { n.fail(fsnotify.ErrEventOverflow) }, fsnotify.ErrEventOverflow},
-		"events closed": {func(n *fakeNotifier) { n.closeEvents() }, errEventsClosed},
-		"errors closed": {func(n *fakeNotifier) { n.closeErrors() }, errErrorsClosed},
+		"events closed": {func(n *fakeNotifier) { n.closeEvents() }, events.ErrEventsClosed},
+		"errors closed": {func(n *fakeNotifier) { n.closeErrors() }, events.ErrErrorsClosed},
 	}
 	for name, fault := range faults {
 		t.Run(name, func(t *testing.T) {

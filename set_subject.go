@@ -14,6 +14,7 @@ import (
 	"github.com/keepwatch/file/internal/chain"
 	"github.com/keepwatch/file/internal/decide"
 	"github.com/keepwatch/file/internal/glob"
+	"github.com/keepwatch/file/internal/osfile"
 )
 
 // setSubject is a set of files in one directory.
@@ -69,11 +70,11 @@ type place struct {
 // locate finds where the set is read from now.
 func (s *setSubject) locate(c *chain.Chain) (place, error) {
 	if c.Err != nil {
-		return place{}, renamePath(c.Err, s.dirName())
+		return place{}, osfile.WithPath(c.Err, s.dirName())
 	}
 	info, err := os.Stat(c.Real)
 	if err != nil {
-		return place{}, renamePath(err, s.dirName())
+		return place{}, osfile.WithPath(err, s.dirName())
 	}
 	if !info.IsDir() {
 		return place{}, &fs.PathError{Op: "read", Path: s.dirName(), Err: syscall.ENOTDIR}
@@ -96,7 +97,7 @@ func (s *setSubject) members(p place) ([]string, error) {
 			if rerr != nil {
 				rel = "."
 			}
-			return nil, renamePath(err, filepath.Join(s.dirName(), rel))
+			return nil, osfile.WithPath(err, filepath.Join(s.dirName(), rel))
 		}
 		return names, nil
 	}
@@ -108,7 +109,7 @@ func (s *setSubject) members(p place) ([]string, error) {
 	case errors.Is(err, filepath.ErrBadPattern):
 		return nil, &fs.PathError{Op: "glob", Path: s.path, Err: err}
 	case err != nil:
-		return nil, renamePath(err, s.dirName())
+		return nil, osfile.WithPath(err, s.dirName())
 	}
 	return names, nil
 }

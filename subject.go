@@ -12,6 +12,7 @@ import (
 
 	"github.com/keepwatch/file/internal/chain"
 	"github.com/keepwatch/file/internal/decide"
+	"github.com/keepwatch/file/internal/osfile"
 )
 
 // subject is what a watch reads and watches: one file (fileSubject) or a
@@ -37,7 +38,7 @@ type subject interface {
 	// change of content that leaves it alike is not looked for.
 	stat() decide.Signature
 	// stamp is the stamp of the one file the subject reads, where the path
-	// leads now (stampOf); zero for a set, or if it cannot be stat'ed.
+	// leads now (osfile.StampOf); zero for a set, or if it cannot be stat'ed.
 	stamp() decide.Stamp
 	// empty reports whether what a read found is nothing, or a part of it
 	// nothing: an empty file, a set with no files or with a file empty.
@@ -141,7 +142,7 @@ func signOf(sig decide.Signature, name string, info fs.FileInfo) decide.Signatur
 	}
 	put(uint64(sig))
 	h.Write([]byte(name))
-	dev, ino := fileID(info)
+	dev, ino := osfile.ID(info)
 	put(dev)
 	put(ino)
 	put(uint64(info.Size()))
@@ -261,7 +262,7 @@ func (f *fileSubject) stamp() decide.Stamp {
 	if err != nil {
 		return 0
 	}
-	return stampOf(info)
+	return osfile.StampOf(info)
 }
 
 func (f *fileSubject) paths() []string { return []string{f.abs} }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/keepwatch/file/internal/decide"
+	"github.com/keepwatch/file/internal/events"
+	"github.com/keepwatch/file/internal/osfile"
 )
 
 // sink takes what a loop finds. The delivery that runs the loop is its
@@ -56,13 +58,13 @@ const (
 //   - it polls in place of events that failed, and it is time to try them
 //     again (errTryEvents).
 //
-// A loop that polls has a notifier that never has events (noEvents): it
+// A loop that polls has a notifier that never has events (events.None): it
 // re-reads at the poll interval.
 type watchLoop struct {
 	t     target
 	out   sink
 	kind  loopKind
-	n     notifier
+	n     events.Notifier
 	d     *decide.Decider
 	facts *eventFacts
 
@@ -84,7 +86,7 @@ type watchLoop struct {
 	held, more   []decide.Event // taken from the notifier, not handed in yet (see event); kept from one batch to the next
 	lateFacts    *eventFacts    // facts for the late events, apart from the queued ones'
 
-	attribSeen bool // an event told of a change of attributes, not told to the sink yet (watch_loop_attrib.go)
+	attribSeen bool // an event told of a change of attributes, not told to the sink yet (noteAttributes)
 }
 
 // openLoop creates a notifier and makes it watch what the path depends
@@ -110,7 +112,7 @@ func openLoop(t target, out sink) (*watchLoop, error) {
 // newPollLoop makes a loop that polls. A fallback, standing in for events
 // that failed, ends after decide.EventRetryInterval so that they are tried again.
 func newPollLoop(t target, out sink, fallback bool) *watchLoop {
-	l := newLoop(t, noEvents{}, pollForced)
+	l := newLoop(t, events.None{}, pollForced)
 	if fallback {
 		l.kind = pollFallback
 		l.tryEvents = time.NewTimer(decide.EventRetryInterval)
@@ -123,7 +125,7 @@ func newPollLoop(t target, out sink, fallback bool) *watchLoop {
 	return l
 }
 
-func newLoop(t target, n notifier, kind loopKind) *watchLoop {
+func newLoop(t target, n events.Notifier, kind loopKind) *watchLoop {
 	l := &watchLoop{t: t, n: n, kind: kind, facts: newEventFacts(t.subj), wanted: make(map[string]bool)}
 	l.d = decide.New(decide.Config{Window: t.opts.quiet, Caps: n.Caps(), Events: kind == onEvents,
 		Paths: l.facts.paths, Inodes: platformInodes{},
@@ -186,12 +188,12 @@ func (l *watchLoop) loop(ctx context.Context, look <-chan struct{}) error {
 			return errTryEvents
 		case ev, ok := <-l.n.Events():
 			if !ok {
-				return errEventsClosed
+				return events.ErrEventsClosed
 			}
 			err = l.event(ev)
 		case err, ok := <-l.n.Errors():
 			if !ok {
-				return errErrorsClosed
+				return events.ErrErrorsClosed
 			}
 			return err
 		case <-l.timer.C:
@@ -258,7 +260,7 @@ func (l *watchLoop) event(ev decide.Event) error {
 		}
 	}
 	if closed {
-		return errEventsClosed
+		return events.ErrEventsClosed
 	}
 	return nil
 }
@@ -304,7 +306,7 @@ func (l *watchLoop) carryOut(d decide.Decision) error {
 			}
 			q, closed := l.takeQueue(a.AwaitTruncation)
 			if closed {
-				return errEventsClosed
+				return events.ErrEventsClosed
 			}
 			q.Stamp = st
 			d = l.d.Step(decide.Input{Kind: decide.InputQueue, Queue: q, Now: now})
@@ -317,7 +319,7 @@ func (l *watchLoop) carryOut(d decide.Decision) error {
 			if res.Err == nil {
 				after = lstatOrNil(a.Path)
 				if after != nil && l.t.opts.probeWriters {
-					writers = writersOf(a.Path, a.File) // unknown if the path is another file now
+					writers = osfile.WritersOf(a.Path, a.File) // unknown if the path is another file now
 				}
 			}
 			d = l.d.Step(decide.Input{Kind: decide.InputOwnWatchAdded, Add: res, File: after, Writers: writers, Now: now})
@@ -419,11 +421,11 @@ func errKindOf(err error) decide.ErrKind {
 	switch {
 	case err == nil:
 		return decide.ErrOther
-	case vanished(err):
+	case osfile.Vanished(err):
 		return decide.ErrVanished
-	case refused(err):
+	case osfile.Refused(err):
 		return decide.ErrRefused
-	case limited(err):
+	case osfile.Limited(err):
 		return decide.ErrLimited
 	}
 	return decide.ErrOther
@@ -448,11 +450,11 @@ func (l *watchLoop) check(a decide.Action, now time.Time) decide.Decision {
 // them; those that came after are judged with facts of their own. They
 // are taken here, not by the loop, and none of them is handed in again. A
 // read that found nothing first waits out a truncation under way, so that
-// the next writer's O_TRUNC has queued its event (awaitTruncation).
+// the next writer's O_TRUNC has queued its event (osfile.AwaitTruncation).
 func (l *watchLoop) takeQueue(truncation bool) (decide.Queue, bool) {
 	if truncation {
 		for _, p := range l.t.subj.paths() {
-			awaitTruncation(p)
+			osfile.AwaitTruncation(p)
 		}
 	}
 	l.n.Sync()
@@ -552,4 +554,30 @@ func (l *watchLoop) tellWatching() {
 		dirs = l.d.WatchedDirs()
 	}
 	l.out.watching(l.mode(), dirs)
+}
+
+// The decider takes a change of attributes that leaves the file's stat as
+// the last read left it for nothing (a chmod, a touch). One of them means
+// something to the provider: the link count of a single file mounted on
+// its own drops to 0 when the host replaces its source, and the file's own
+// watch hears it at once (mount.go). The loop passes such events on to its
+// sink, once per turn, after it has carried out what they asked.
+
+// noteAttributes notes a change of attributes among evs.
+func (l *watchLoop) noteAttributes(evs []decide.Event) {
+	for _, ev := range evs {
+		if ev.Has(decide.OpAttrib) {
+			l.attribSeen = true
+			return
+		}
+	}
+}
+
+// tellAttributes tells the sink of the changes of attributes noted since
+// it last did, if any.
+func (l *watchLoop) tellAttributes() {
+	if l.attribSeen {
+		l.attribSeen = false
+		l.out.attributes()
+	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/keepwatch/file/internal/decide"
 
+	"github.com/keepwatch/file/internal/events"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -882,11 +883,11 @@ func TestALostCloseIsNotWaitedFor(t *testing.T) {
 		path := filepath.Join(dir, "config.yaml")
 		write(t, path, "v1\n")
 		raw := &fakeBackends{caps: decide.Caps{Closes: true}}
-		h := newHub(raw.newBackend)
-		_, r := watched(t, path, withNotifier(h.subscribe), WithRecheckInterval(0), WithQuietWindow(testQuiet))
+		h := events.NewHub(raw.newBackend)
+		_, r := watched(t, path, withNotifier(h.Subscribe), WithRecheckInterval(0), WithQuietWindow(testQuiet))
 		synctest.Wait()
 		write(t, path, "v2\n")
-		for range 2 * subBuffer { // more than the buffer holds, then the close
+		for range 2 * events.SubscriptionBuffer { // more than the buffer holds, then the close
 			raw.last().send(path, decide.OpWrite)
 		}
 		raw.last().send(path, decide.OpClose)

@@ -12,36 +12,11 @@ import (
 	"time"
 
 	"github.com/keepwatch/file/internal/decide"
+	"github.com/keepwatch/file/internal/events"
+	"github.com/keepwatch/file/internal/osfile"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// The kernel says whether anyone holds a file open for writing (this
-// process included), to its owner or to root: a read lease is refused
-// while anyone does.
-func TestTheKernelSaysWhoHoldsAFileOpenForWriting(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "config.yaml")
-	write(t, path, "v1\n")
-	info, err := os.Stat(path)
-	require.NoError(t, err)
-	if os.Geteuid() != 0 && writersOf(path, info) == decide.WritersUnknown {
-		t.Skip("leases are not to be had here")
-	}
-	assert.Equal(t, decide.WritersNone, writersOf(path, info), "no one has it open")
-	w, err := os.OpenFile(path, os.O_WRONLY, 0)
-	require.NoError(t, err)
-	assert.Equal(t, decide.WritersOpen, writersOf(path, info), "a writer holds it open")
-	require.NoError(t, w.Close())
-	assert.Equal(t, decide.WritersNone, writersOf(path, info), "its writer closed it")
-	r, err := os.Open(path)
-	require.NoError(t, err)
-	defer r.Close()
-	assert.Equal(t, decide.WritersNone, writersOf(path, info), "a reader is no writer")
-
-	other := filepath.Join(filepath.Dir(path), "other.yaml")
-	write(t, other, "other\n")
-	assert.Equal(t, decide.WritersUnknown, writersOf(other, info), "another file than the one asked of: nothing said")
-}
 
 // To a user who is not the file's owner (and has no CAP_LEASE), the kernel
 // does not say: the watch falls back on what the file's times say.
@@ -51,7 +26,7 @@ func TestTheKernelSaysNothingOfWritersToOneNotTheOwner(t *testing.T) {
 		path := os.Getenv(envPath)
 		info, err := os.Stat(path)
 		require.NoError(t, err)
-		assert.Equal(t, decide.WritersUnknown, writersOf(path, info))
+		assert.Equal(t, decide.WritersUnknown, osfile.WritersOf(path, info))
 		return
 	}
 	path := filepath.Join(nobodysTempDir(t), "config.yaml")
@@ -69,7 +44,7 @@ func TestAWriterNoEventToldOfIsAwaitedWhileTheKernelSaysItHoldsTheFile(t *testin
 	t2 := filepath.Join(other, "t2.yaml")
 	info, err := os.Stat(filepath.Join(other, "t1.yaml"))
 	require.NoError(t, err)
-	if writersOf(filepath.Join(other, "t1.yaml"), info) == decide.WritersUnknown {
+	if osfile.WritersOf(filepath.Join(other, "t1.yaml"), info) == decide.WritersUnknown {
 		t.Skip("the kernel does not say who holds a file open for writing here")
 	}
 	_, r := watchedByEvents(t, path)
@@ -90,7 +65,7 @@ func TestAWriterNoEventToldOfIsAwaitedWhileTheKernelSaysItHoldsTheFile(t *testin
 // addsRecorded is the process hub's notifier, noting what each watch is
 // added to report.
 type addsRecorded struct {
-	notifier
+	events.Notifier
 	mu   *sync.Mutex
 	adds map[string]decide.WatchKind
 }
@@ -99,7 +74,7 @@ func (n addsRecorded) Add(path string, report decide.WatchKind) (int, error) {
 	n.mu.Lock()
 	n.adds[path] |= report
 	n.mu.Unlock()
-	return n.notifier.Add(path, report)
+	return n.Notifier.Add(path, report)
 }
 
 // recordingAdds is an option giving the watch such a notifier, and a
@@ -107,8 +82,8 @@ func (n addsRecorded) Add(path string, report decide.WatchKind) (int, error) {
 func recordingAdds() (Option, func(path string) decide.WatchKind) {
 	var mu sync.Mutex
 	adds := make(map[string]decide.WatchKind)
-	opt := withNotifier(func() (notifier, error) {
-		n, err := processHub.subscribe()
+	opt := withNotifier(func() (events.Notifier, error) {
+		n, err := events.ProcessHub.Subscribe()
 		if err != nil {
 			return nil, err
 		}
@@ -191,7 +166,7 @@ func TestWhereTheKernelSaysWhoWritesTheDirectoryReportsNoCloses(t *testing.T) {
 	write(t, path, "v1\n")
 	info, err := os.Stat(path)
 	require.NoError(t, err)
-	if writersOf(path, info) == decide.WritersUnknown {
+	if osfile.WritersOf(path, info) == decide.WritersUnknown {
 		t.Skip("the kernel does not say who holds a file open for writing here")
 	}
 	opt, added := recordingAdds()
@@ -220,8 +195,8 @@ func TestAnEditAfterTheFilesOwnWatchIsRefusedIsHeardThroughItsDirectory(t *testi
 	var refuse atomic.Bool
 	var mu sync.Mutex
 	adds := make(map[string]decide.WatchKind)
-	_, r := watchedByEvents(t, path, withNotifier(func() (notifier, error) {
-		n, err := processHub.subscribe()
+	_, r := watchedByEvents(t, path, withNotifier(func() (events.Notifier, error) {
+		n, err := events.ProcessHub.Subscribe()
 		if err != nil {
 			return nil, err
 		}
@@ -266,18 +241,18 @@ func TestInPlaceRewritesOfAFileWhoseOpensAreToldTakeNoLease(t *testing.T) {
 	write(t, path, "v0\n")
 	info, err := os.Stat(path)
 	require.NoError(t, err)
-	if writersOf(path, info) == decide.WritersUnknown {
+	if osfile.WritersOf(path, info) == decide.WritersUnknown {
 		t.Skip("the kernel does not say who holds a file open for writing here")
 	}
 	_, r := watchedByEvents(t, path)
 	write(t, path, "v1\n")
 	r.waitContent(t, "v1\n")
-	asked := kernelAsked.Load()
+	asked := osfile.KernelAsked()
 	for i := 2; i <= 30; i++ {
 		want := fmt.Sprintf("v%d\n", i)
 		write(t, path, want)
 		r.waitContent(t, want)
 	}
-	assert.Equal(t, asked, kernelAsked.Load(), "reads that asked the kernel, with a lease, after the count began")
+	assert.Equal(t, asked, osfile.KernelAsked(), "reads that asked the kernel, with a lease, after the count began")
 	assert.Len(t, r.contents(), 30, "every rewrite delivered once: %s", r)
 }

@@ -25,8 +25,8 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m,
 		// The process's one inotify instance, shared by every watch: it
 		// outlives them.
-		goleak.IgnoreAnyFunction("github.com/keepwatch/file.(*inotifyBackend).readEvents"),
-		goleak.IgnoreAnyFunction("github.com/keepwatch/file.(*inotifyBackend).readMounts"),
+		goleak.IgnoreAnyFunction("github.com/keepwatch/file/internal/events.(*inotifyBackend).readEvents"),
+		goleak.IgnoreAnyFunction("github.com/keepwatch/file/internal/events.(*inotifyBackend).readMounts"),
 	)
 }
 

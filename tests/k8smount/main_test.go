@@ -11,7 +11,7 @@ import (
 // every watch, outlives them, with its reader's two goroutines.
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m,
-		goleak.IgnoreAnyFunction("github.com/keepwatch/file.(*inotifyBackend).readEvents"),
-		goleak.IgnoreAnyFunction("github.com/keepwatch/file.(*inotifyBackend).readMounts"),
+		goleak.IgnoreAnyFunction("github.com/keepwatch/file/internal/events.(*inotifyBackend).readEvents"),
+		goleak.IgnoreAnyFunction("github.com/keepwatch/file/internal/events.(*inotifyBackend).readMounts"),
 	)
 }

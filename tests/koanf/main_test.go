@@ -13,7 +13,7 @@ import (
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m,
 		goleak.IgnoreAnyFunction("github.com/keepwatch/file.(*delivery).run"),
-		goleak.IgnoreAnyFunction("github.com/keepwatch/file.(*inotifyBackend).readEvents"),
-		goleak.IgnoreAnyFunction("github.com/keepwatch/file.(*inotifyBackend).readMounts"),
+		goleak.IgnoreAnyFunction("github.com/keepwatch/file/internal/events.(*inotifyBackend).readEvents"),
+		goleak.IgnoreAnyFunction("github.com/keepwatch/file/internal/events.(*inotifyBackend).readMounts"),
 	)
 }

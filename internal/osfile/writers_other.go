@@ -1,6 +1,6 @@
 //go:build !linux
 
-package file
+package osfile
 
 import (
 	"io/fs"
@@ -8,8 +8,8 @@ import (
 	"github.com/keepwatch/file/internal/decide"
 )
 
-// writersOf says nothing of writers here: only Linux's leases tell.
-func writersOf(string, fs.FileInfo) decide.Writers { return decide.WritersUnknown }
+// WritersOf says nothing of writers here: only Linux's leases tell.
+func WritersOf(string, fs.FileInfo) decide.Writers { return decide.WritersUnknown }
 
 // askedWriters is what a read asked the kernel of the file's writers:
 // here, nothing.

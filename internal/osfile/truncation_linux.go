@@ -1,8 +1,8 @@
-package file
+package osfile
 
 import "golang.org/x/sys/unix"
 
-// awaitTruncation returns once a truncation of the file at path that is
+// AwaitTruncation returns once a truncation of the file at path that is
 // under way, if any, is over, and has so queued its event.
 //
 // A truncation (the O_TRUNC of the next writer's open) shrinks the file
@@ -14,7 +14,7 @@ import "golang.org/x/sys/unix"
 // os.WriteFile calls of the same bytes back to back, 300 rounds on ext4,
 // delivered the empty file about 200 times without this wait and never
 // with it; on XFS the window did not show.)
-func awaitTruncation(path string) {
+func AwaitTruncation(path string) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return

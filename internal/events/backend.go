@@ -1,8 +1,8 @@
-package file
+package events
 
 import "github.com/keepwatch/file/internal/decide"
 
-// backend is the kernel side of the shared watcher: inotify on Linux
+// Backend is the kernel side of the shared watcher: inotify on Linux
 // (backend_linux.go), fsnotify elsewhere (backend_fsnotify.go). The hub
 // multiplexes it among the notifiers of every watch loop.
 //
@@ -10,7 +10,7 @@ import "github.com/keepwatch/file/internal/decide"
 // handler it was made with, directly: a hand-off to another goroutine would
 // cost tens of microseconds on every event. The Linux backend has two (the
 // inotify instance, the mount table); the handler serializes them.
-type backend interface {
+type Backend interface {
 	// Add watches path, a directory or a file, not following a symlink,
 	// for what report asks at least, and returns the watch's id. The kernel
 	// keeps one watch per inode, so every path to one directory gets the
@@ -35,29 +35,29 @@ type backend interface {
 	Close() error
 }
 
-// handler takes what a backend reads, on the backend's goroutines. Neither
+// Handler takes what a backend reads, on the backend's goroutines. Neither
 // method may block.
-type handler interface {
-	// events takes a batch of events, in the kernel's order, and reports
+type Handler interface {
+	// Events takes a batch of events, in the kernel's order, and reports
 	// whether it handed any on (a loop has work). It keeps none of the
 	// batch, which the backend may reuse, nor any event's name, whose
 	// bytes may be the backend's read buffer: a name handed on is a
 	// string made anew.
-	events(batch []rawEvent) bool
-	// failed takes the error that broke the backend; nothing follows it.
-	failed(err error)
+	Events(batch []RawEvent) bool
+	// Failed takes the error that broke the backend; nothing follows it.
+	Failed(err error)
 }
 
-// rawEvent is what a backend reports: op happened to the entry name of the
-// watched directory id, or, with no name, to the watched inode itself. An
-// event for everyWatch is an OpRescan: of every watch when its name is
+// RawEvent is what a backend reports: Op happened to the entry Name of the
+// watched directory ID, or, with no name, to the watched inode itself. An
+// event for EveryWatch is an OpRescan: of every watch when its name is
 // empty (events were lost), of the watches of the paths through the mount
 // point it names otherwise (the mount table changed there).
-type rawEvent struct {
-	id   int
-	name string
-	op   decide.Op
+type RawEvent struct {
+	ID   int
+	Name string
+	Op   decide.Op
 }
 
-// everyWatch is the id of an event about more than one watch.
-const everyWatch = -1
+// EveryWatch is the ID of an event about more than one watch.
+const EveryWatch = -1

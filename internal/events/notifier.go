@@ -1,16 +1,21 @@
-package file
+package events
 
-import "github.com/keepwatch/file/internal/decide"
+import (
+	"errors"
 
-// notifier is a watch loop's source of filesystem events. It is the seam
+	"github.com/keepwatch/file/internal/decide"
+)
+
+// Notifier is a watch loop's source of filesystem events. It is the seam
 // through which tests inject every failure the real one can have: a
 // constructor or Add that fails, an error on Errors, a channel that closes.
-// The shared watcher's subscriptions are the real one.
+// The shared watcher's subscriptions (Hub.Subscribe) are the real one.
 //
 // A loop drains Events and Errors until it calls Close. An error on Errors
 // means the notifier broke: the loop ends, and is re-armed with a full
-// re-read.
-type notifier interface {
+// re-read; so does a channel that closes (ErrEventsClosed,
+// ErrErrorsClosed).
+type Notifier interface {
 	// Add watches path, a directory or a file, not following a symlink,
 	// for what report asks (at least: a backend that cannot choose reports
 	// all of it): events on path itself and, for a directory, on each of
@@ -34,24 +39,31 @@ type notifier interface {
 	// Caps says what the notifier can see.
 	Caps() decide.Caps
 	// Inode says which inode the watch id is of, or that the kernel
-	// dropped it, and reports whether it can tell: see backend.Inode.
+	// dropped it, and reports whether it can tell: see Backend.Inode.
 	Inode(id int) (decide.WatchedInode, bool)
 	Events() <-chan decide.Event
 	Errors() <-chan error
 	Close() error
 }
 
-// noEvents is the notifier of a loop that polls: it watches nothing and
-// never has an event, so the loop is woken by its timers alone.
-type noEvents struct{}
+// Causes that end a loop: a channel of its notifier closed, or one of
+// fsnotify's that a backend reads.
+var (
+	ErrEventsClosed = errors.New("keepwatch: event channel closed")
+	ErrErrorsClosed = errors.New("keepwatch: error channel closed")
+)
 
-func (noEvents) Add(string, decide.WatchKind) (int, error) { return 0, nil }
-func (noEvents) Remove(string)                             {}
-func (noEvents) Want(string)                               {}
-func (noEvents) WantOnly(map[string]bool)                  {}
-func (noEvents) Sync()                                     {}
-func (noEvents) Caps() decide.Caps                         { return decide.Caps{} }
-func (noEvents) Inode(int) (decide.WatchedInode, bool)     { return decide.WatchedInode{}, false }
-func (noEvents) Events() <-chan decide.Event               { return nil }
-func (noEvents) Errors() <-chan error                      { return nil }
-func (noEvents) Close() error                              { return nil }
+// None is the notifier of a loop that polls: it watches nothing and
+// never has an event, so the loop is woken by its timers alone.
+type None struct{}
+
+func (None) Add(string, decide.WatchKind) (int, error) { return 0, nil }
+func (None) Remove(string)                             {}
+func (None) Want(string)                               {}
+func (None) WantOnly(map[string]bool)                  {}
+func (None) Sync()                                     {}
+func (None) Caps() decide.Caps                         { return decide.Caps{} }
+func (None) Inode(int) (decide.WatchedInode, bool)     { return decide.WatchedInode{}, false }
+func (None) Events() <-chan decide.Event               { return nil }
+func (None) Errors() <-chan error                      { return nil }
+func (None) Close() error                              { return nil }

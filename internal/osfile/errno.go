@@ -1,4 +1,4 @@
-package file
+package osfile
 
 import (
 	"errors"
@@ -74,25 +74,25 @@ func classOfErrno(errno syscall.Errno) errClass {
 	return platformErrnoClasses[errno]
 }
 
-// vanished reports whether an Add failed because the path no longer leads
+// Vanished reports whether an Add failed because the path no longer leads
 // where it did.
-func vanished(err error) bool {
+func Vanished(err error) bool {
 	return classOf(err)&errVanished != 0 || errors.Is(err, fs.ErrNotExist)
 }
 
-// refused reports whether an Add failed for want of permission.
-func refused(err error) bool { return classOf(err)&errRefused != 0 }
+// Refused reports whether an Add failed for want of permission.
+func Refused(err error) bool { return classOf(err)&errRefused != 0 }
 
-// limited reports whether an Add failed on a kernel limit.
-func limited(err error) bool { return classOf(err)&errLimited != 0 }
+// Limited reports whether an Add failed on a kernel limit.
+func Limited(err error) bool { return classOf(err)&errLimited != 0 }
 
-// processError reports whether a read failed for a reason of the process
+// ProcessError reports whether a read failed for a reason of the process
 // or the machine, not of the file: retrying soon will likely read it.
-func processError(err error) bool { return classOf(err)&errProcess != 0 }
+func ProcessError(err error) bool { return classOf(err)&errProcess != 0 }
 
-// eventsUnavailable reports whether err says filesystem events cannot be
+// EventsUnavailable reports whether err says filesystem events cannot be
 // had (inotify instances or watches exhausted, a watch refused), as opposed
 // to a watch that broke: retrying soon would fail again, polling works.
-func eventsUnavailable(err error) bool {
+func EventsUnavailable(err error) bool {
 	return classOf(err)&(errLimited|errRefused) != 0 || errors.Is(err, errors.ErrUnsupported)
 }

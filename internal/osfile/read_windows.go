@@ -1,4 +1,4 @@
-package file
+package osfile
 
 import (
 	"io/fs"
@@ -26,10 +26,10 @@ func openToRead(path string) (readable, error) {
 	return os.NewFile(uintptr(h), path), nil
 }
 
-// fileID returns what tells one file from another; on Windows, nothing the
+// ID returns what tells one file from another; on Windows, nothing the
 // FileInfo carries: size and modification time have to do.
-func fileID(fs.FileInfo) (dev, ino uint64) { return 0, 0 }
+func ID(fs.FileInfo) (dev, ino uint64) { return 0, 0 }
 
-// linkCount returns how many names the file has; here, as far as the
+// LinkCount returns how many names the file has; here, as far as the
 // FileInfo tells, one.
-func linkCount(fs.FileInfo) uint64 { return 1 }
+func LinkCount(fs.FileInfo) uint64 { return 1 }

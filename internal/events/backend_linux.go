@@ -1,6 +1,6 @@
 //go:build linux
 
-package file
+package events
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ import (
 )
 
 // newDefaultBackend is the kernel's own inotify on Linux.
-func newDefaultBackend(h handler) (backend, error) { return newInotifyBackend(h) }
+func newDefaultBackend(h Handler) (Backend, error) { return NewInotifyBackend(h) }
 
 // inotifyMask is what a watch asks the kernel for: for its own move or
 // deletion, a directory's entries appearing and going, in-place writes,
@@ -73,16 +73,18 @@ type inotifyBackend struct {
 	in     *os.File // the inotify instance, in the runtime's poller
 	mounts int      // /proc/self/mountinfo, -1 if it cannot be polled
 	wake   int      // eventfd that stops the mount table's goroutine
-	h      handler
+	h      Handler
 	wg     sync.WaitGroup
 	once   sync.Once
 
 	mu    sync.Mutex // reads of the instance take turns, each handing on its batch before the next
 	buf   []byte     // what they read into, under mu; room for at least 4096 events
-	batch []rawEvent // what they decode it into, under mu: the handler keeps none of it
+	batch []RawEvent // what they decode it into, under mu: the handler keeps none of it
 }
 
-func newInotifyBackend(h handler) (backend, error) {
+// NewInotifyBackend returns a backend on an inotify instance of its own,
+// which hands what it reads to h.
+func NewInotifyBackend(h Handler) (Backend, error) {
 	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
 	if err != nil {
 		return nil, os.NewSyscallError("inotify_init1", err)
@@ -177,7 +179,7 @@ func (b *inotifyBackend) readLocked(fd int) (handed bool, err error) {
 // handler, and reports whether it handed any on to a loop.
 func (b *inotifyBackend) handOnLocked(n int) bool {
 	b.batch = parseInotify(b.batch[:0], b.buf[:n])
-	handed := len(b.batch) > 0 && b.h.events(b.batch)
+	handed := len(b.batch) > 0 && b.h.Events(b.batch)
 	clear(b.batch) // its names are not to be kept alive until the next batch
 	return handed
 }
@@ -257,7 +259,7 @@ func (b *inotifyBackend) Close() error {
 func (b *inotifyBackend) readEvents() {
 	rc, err := b.in.SyscallConn()
 	if err != nil {
-		b.h.failed(err)
+		b.h.Failed(err)
 		return
 	}
 	for {
@@ -287,7 +289,7 @@ func (b *inotifyBackend) readEvents() {
 		case err == nil:
 			err = os.NewSyscallError("read inotify", rerr)
 		}
-		b.h.failed(err)
+		b.h.Failed(err)
 		return
 	}
 }
@@ -309,13 +311,13 @@ func (b *inotifyBackend) readMounts(last []byte) {
 		if err != nil || bytes.Equal(table, last) {
 			continue
 		}
-		var batch []rawEvent
+		var batch []RawEvent
 		for _, point := range changedMounts(last, table) {
-			batch = append(batch, rawEvent{id: everyWatch, name: point, op: decide.OpRescan})
+			batch = append(batch, RawEvent{ID: EveryWatch, Name: point, Op: decide.OpRescan})
 		}
 		last = table
 		if len(batch) > 0 {
-			b.h.events(batch)
+			b.h.Events(batch)
 		}
 	}
 }
@@ -370,7 +372,7 @@ func readAll(f int) ([]byte, error) {
 // parseInotify appends the events in buf to out and returns it. Each
 // event (inotify(7)) is a header of wd, mask, cookie and name length, then
 // the name, NUL-padded.
-func parseInotify(out []rawEvent, buf []byte) []rawEvent {
+func parseInotify(out []RawEvent, buf []byte) []RawEvent {
 	const header = unix.SizeofInotifyEvent
 	for len(buf) >= header {
 		wd := int32(binary.NativeEndian.Uint32(buf[0:]))
@@ -385,7 +387,7 @@ func parseInotify(out []rawEvent, buf []byte) []rawEvent {
 		}
 		buf = buf[header+size:]
 		if mask&unix.IN_Q_OVERFLOW != 0 {
-			out = append(out, rawEvent{id: everyWatch, op: decide.OpRescan})
+			out = append(out, RawEvent{ID: EveryWatch, Op: decide.OpRescan})
 			continue
 		}
 		if o := inotifyOp(mask); o != 0 {
@@ -393,7 +395,7 @@ func parseInotify(out []rawEvent, buf []byte) []rawEvent {
 			// handler keeps none of the batch (see handler), and most
 			// names are of entries no one wants (a kubelet payload's
 			// files, an editor's temporary file).
-			out = append(out, rawEvent{id: int(wd), name: unsafe.String(unsafe.SliceData(name), len(name)), op: o})
+			out = append(out, RawEvent{ID: int(wd), Name: unsafe.String(unsafe.SliceData(name), len(name)), Op: o})
 		}
 	}
 	return out

@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package file
+package osfile
 
 import (
 	"os"

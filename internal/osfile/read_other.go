@@ -1,6 +1,6 @@
 //go:build !unix && !windows
 
-package file
+package osfile
 
 import (
 	"io/fs"
@@ -17,10 +17,10 @@ func openToRead(path string) (readable, error) {
 	return f, nil
 }
 
-// fileID returns what tells one file from another; here, nothing: size and
+// ID returns what tells one file from another; here, nothing: size and
 // modification time have to do.
-func fileID(fs.FileInfo) (dev, ino uint64) { return 0, 0 }
+func ID(fs.FileInfo) (dev, ino uint64) { return 0, 0 }
 
-// linkCount returns how many names the file has; here, as far as the
+// LinkCount returns how many names the file has; here, as far as the
 // FileInfo tells, one.
-func linkCount(fs.FileInfo) uint64 { return 1 }
+func LinkCount(fs.FileInfo) uint64 { return 1 }

@@ -1,4 +1,4 @@
-package file
+package osfile
 
 import (
 	"bytes"
@@ -27,7 +27,7 @@ func TestAReadNoWriterHeldIsWhole(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	whole := bytes.Repeat([]byte("x"), 4096)
 	require.NoError(t, os.WriteFile(path, whole, 0o644))
-	if c, err := readFile(path, path, 1<<20, true); err != nil || c.writers == decide.WritersUnknown {
+	if c, err := ReadFile(path, path, 1<<20, true); err != nil || c.Writers == decide.WritersUnknown {
 		t.Skip("the kernel does not say who holds a file open for writing here")
 	}
 	var stop atomic.Bool
@@ -47,11 +47,11 @@ func TestAReadNoWriterHeldIsWhole(t *testing.T) {
 	}()
 	var none, torn int
 	for end := time.Now().Add(300 * time.Millisecond); time.Now().Before(end); {
-		c, err := readFile(path, path, 1<<20, true)
+		c, err := ReadFile(path, path, 1<<20, true)
 		require.NoError(t, err)
-		if c.writers == decide.WritersNone {
+		if c.Writers == decide.WritersNone {
 			none++
-			if !bytes.Equal(c.data, whole) {
+			if !bytes.Equal(c.Data, whole) {
 				torn++
 			}
 		}

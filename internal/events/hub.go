@@ -1,4 +1,4 @@
-package file
+package events
 
 import (
 	"errors"
@@ -10,21 +10,22 @@ import (
 	"unicode/utf8"
 )
 
-// subBuffer is how many events a subscription holds for its loop. Its
-// last slot is kept for an OpRescan event, so dispatch never blocks: a
-// loop busy in a slow callback loses events, not the hub's time, and
-// rescans.
-const subBuffer = 16
+// SubscriptionBuffer is how many events a subscription holds for its
+// loop. Its last slot is kept for an OpRescan event, so dispatch never
+// blocks: a loop busy in a slow callback loses events, not the hub's time,
+// and rescans.
+const SubscriptionBuffer = 16
 
 // errNotifierClosed is what Add says on a subscription that is closed or
 // whose backend failed.
 var errNotifierClosed = errors.New("keepwatch: notifier closed")
 
-// processHub is the hub every provider shares unless a test injects
-// another notifier.
-var processHub = newHub(newDefaultBackend)
+// ProcessHub is the hub every provider shares unless a test injects
+// another notifier. The root package's tests make it a hub on fsnotify's
+// backend where they are run with -backend=fsnotify.
+var ProcessHub = NewHub(newDefaultBackend)
 
-// hub shares one backend, so one inotify instance, among every watch in the
+// Hub shares one backend, so one inotify instance, among every watch in the
 // process. Linux allows 128 instances per user across all of that user's
 // processes; one per provider would run out.
 //
@@ -36,14 +37,14 @@ var processHub = newHub(newDefaultBackend)
 // goes only when no path of any subscription needs it.
 //
 // Each event goes only to the subscriptions that want the path it names
-// (see notifier.Want), and an event on a watched inode itself to those
+// (see Notifier.Want), and an event on a watched inode itself to those
 // watching it: ten thousand files in one directory do not wake ten
 // thousand loops for each change to one of them. A fault of the backend
 // goes to every subscription, whose loops then re-arm, each with a full
 // re-read; the first of them to come back makes the hub's next backend,
 // once.
-type hub struct {
-	newBackend func(handler) (backend, error)
+type Hub struct {
+	newBackend func(Handler) (Backend, error)
 
 	mu      sync.Mutex
 	cur     *instance          // nil until needed, and after a fault
@@ -64,21 +65,23 @@ type kwatch struct {
 // to another; h.mu serializes them. Its backend is closed when its last
 // subscription leaves, whether it is the current instance or a failed one.
 type instance struct {
-	h    *hub
-	b    backend
+	h    *Hub
+	b    Backend
 	subs map[*subscription]bool // guarded by h.mu
 }
 
-func (in *instance) events(batch []rawEvent) bool { return in.h.dispatch(in, batch) }
-func (in *instance) failed(err error)             { in.h.fail(in, err) }
+func (in *instance) Events(batch []RawEvent) bool { return in.h.dispatch(in, batch) }
+func (in *instance) Failed(err error)             { in.h.fail(in, err) }
 
-func newHub(newBackend func(handler) (backend, error)) *hub {
-	return &hub{newBackend: newBackend}
+// NewHub returns a hub whose backend newBackend makes, when its first
+// subscription comes, and again after a fault.
+func NewHub(newBackend func(Handler) (Backend, error)) *Hub {
+	return &Hub{newBackend: newBackend}
 }
 
-// subscribe returns a notifier that shares the hub's backend. It is the
-// notifier providers use by default.
-func (h *hub) subscribe() (notifier, error) {
+// Subscribe returns a notifier that shares the hub's backend. It is the
+// notifier providers use by default (ProcessHub's).
+func (h *Hub) Subscribe() (Notifier, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.cur == nil {
@@ -95,7 +98,7 @@ func (h *hub) subscribe() (notifier, error) {
 	s := &subscription{
 		h:      h,
 		in:     h.cur,
-		events: make(chan decide.Event, subBuffer),
+		events: make(chan decide.Event, SubscriptionBuffer),
 		errors: make(chan error, 1),
 		paths:  make(map[string]int),
 		want:   make(map[string]bool),
@@ -105,39 +108,39 @@ func (h *hub) subscribe() (notifier, error) {
 }
 
 // dispatch hands each event on to the subscriptions that want it.
-func (h *hub) dispatch(in *instance, batch []rawEvent) (handed bool) {
+func (h *Hub) dispatch(in *instance, batch []RawEvent) (handed bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.cur != in {
 		return false
 	}
 	for _, ev := range batch {
-		if ev.id == everyWatch {
+		if ev.ID == EveryWatch {
 			// Events were lost (name is empty), or the mount table changed
 			// at the mount point name: every subscription, or those whose
 			// paths go through it, must look again.
 			for s := range in.subs {
-				if ev.name == "" || s.throughLocked(ev.name) {
+				if ev.Name == "" || s.throughLocked(ev.Name) {
 					s.deliverLocked(decide.Event{Op: decide.OpRescan})
 					handed = true
 				}
 			}
 			continue
 		}
-		w := h.watches[ev.id]
+		w := h.watches[ev.ID]
 		if w == nil {
 			continue // removed while the event was on its way
 		}
 		for path, users := range w.paths {
-			if ev.name == "" {
-				h.selfEventLocked(path, ev.id, users, ev.op)
+			if ev.Name == "" {
+				h.selfEventLocked(path, ev.ID, users, ev.Op)
 				handed = handed || len(users) > 0
 				continue
 			}
-			handed = h.entryEventLocked(path, ev.name, users, ev.op) || handed
+			handed = h.entryEventLocked(path, ev.Name, users, ev.Op) || handed
 		}
-		if ev.op&decide.OpDropped != 0 {
-			h.droppedLocked(ev.id)
+		if ev.Op&decide.OpDropped != 0 {
+			h.droppedLocked(ev.ID)
 		}
 	}
 	return handed
@@ -149,7 +152,7 @@ func (h *hub) dispatch(in *instance, batch []rawEvent) (handed bool) {
 // one (a kubelet payload's files, an editor's temporary file, on the way
 // to the one event that matters): the names are looked up from a buffer,
 // and the event's path is made a string only when it is handed on.
-func (h *hub) entryEventLocked(path, name string, users map[*subscription]bool, o decide.Op) (handed bool) {
+func (h *Hub) entryEventLocked(path, name string, users map[*subscription]bool, o decide.Op) (handed bool) {
 	h.key = append(append(h.key[:0], path...), filepath.Separator)
 	every := h.names[string(h.key)] // those that want every entry of path
 	h.key = appendJoin(h.key[:0], path, name)
@@ -199,7 +202,7 @@ func appendJoin(dst []byte, dir, name string) []byte {
 // kernel dropped the watch is, to them, that path went, and the inode
 // with it: the kernel drops a watch when its inode is deleted, its last
 // user done with it, or its filesystem unmounted, not when it is moved.
-func (h *hub) selfEventLocked(path string, id int, users map[*subscription]bool, o decide.Op) {
+func (h *Hub) selfEventLocked(path string, id int, users map[*subscription]bool, o decide.Op) {
 	if o&decide.OpDropped != 0 {
 		o = o&^decide.OpDropped | decide.OpRemove | decide.OpGone
 	}
@@ -210,7 +213,7 @@ func (h *hub) selfEventLocked(path string, id int, users map[*subscription]bool,
 
 // droppedLocked forgets a watch the kernel dropped (its inode deleted, its
 // filesystem unmounted): the paths that used it must be watched afresh.
-func (h *hub) droppedLocked(id int) {
+func (h *Hub) droppedLocked(id int) {
 	for path, users := range h.watches[id].paths {
 		for s := range users {
 			if s.paths[path] == id {
@@ -225,7 +228,7 @@ func (h *hub) droppedLocked(id int) {
 // error and is cut loose, and the next subscription makes a new backend.
 // It runs on the backend's goroutine, so it cannot close the backend; the
 // last of its subscriptions to leave does.
-func (h *hub) fail(in *instance, err error) {
+func (h *Hub) fail(in *instance, err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for s := range in.subs {
@@ -243,7 +246,7 @@ func (h *hub) fail(in *instance, err error) {
 // leave removes a subscription. When it was the last of its instance,
 // the instance's backend is closed: leave waits for its goroutine to
 // exit, so that no goroutine outlives the last watch.
-func (h *hub) leave(s *subscription) {
+func (h *Hub) leave(s *subscription) {
 	h.mu.Lock()
 	in := s.in
 	if h.cur == in && !s.broken {
@@ -266,7 +269,7 @@ func (h *hub) leave(s *subscription) {
 }
 
 // useLocked records that s watches id under path.
-func (h *hub) useLocked(s *subscription, path string, id int) {
+func (h *Hub) useLocked(s *subscription, path string, id int) {
 	w := h.watches[id]
 	if w == nil {
 		w = &kwatch{paths: make(map[string]map[*subscription]bool)}
@@ -280,7 +283,7 @@ func (h *hub) useLocked(s *subscription, path string, id int) {
 
 // releaseLocked drops s's use of id under path, and the backend's watch
 // when it was the last use.
-func (h *hub) releaseLocked(s *subscription, path string, id int) {
+func (h *Hub) releaseLocked(s *subscription, path string, id int) {
 	w := h.watches[id]
 	if w == nil {
 		return
@@ -296,15 +299,15 @@ func (h *hub) releaseLocked(s *subscription, path string, id int) {
 }
 
 // unwantLocked drops s's wish for path's events.
-func (h *hub) unwantLocked(s *subscription, path string) {
+func (h *Hub) unwantLocked(s *subscription, path string) {
 	if w := h.names[path]; w != nil && w.drop(s) {
 		delete(h.names, path)
 	}
 }
 
-// subscription is one watch loop's share of the hub: a notifier.
+// subscription is one watch loop's share of the hub: a Notifier.
 type subscription struct {
-	h      *hub
+	h      *Hub
 	in     *instance // the instance it belongs to
 	events chan decide.Event
 	errors chan error

@@ -1,4 +1,4 @@
-package file
+package osfile
 
 import (
 	"crypto/sha256"
@@ -20,33 +20,46 @@ type readable interface {
 	Stat() (fs.FileInfo, error)
 }
 
-// readFile reads the regular file at abs, reporting errors against name (the
+// Result is what ReadFile found: the file's bytes and their hash, its
+// fstat, whether it was cut short as it was read, and what the read
+// learned of its writers.
+type Result struct {
+	Data    []byte
+	Sum     [sha256.Size]byte
+	Info    fs.FileInfo    // the fstat of the file opened
+	Torn    bool           // cut short as it was read: a writer is at work
+	Writers decide.Writers // whether anyone held it open for writing as it was read, if the kernel was asked and said
+	Stamp   decide.Stamp   // the file's stamp once it was read (StampOf)
+	Fine    bool           // the filesystem gives every change a change time of its own
+}
+
+// ReadFile reads the regular file at abs, reporting errors against name (the
 // path the user gave). It opens without blocking and checks the open file
 // before reading a byte, so a named pipe cannot hang it and a device cannot
 // feed it forever; it never reads more than limit+1 bytes, so a file that
 // grows while being read cannot exhaust memory.
 //
-// It stamps the file (stampOf) as it opened it and once it has read it.
+// It stamps the file (StampOf) as it opened it and once it has read it.
 // With ask, it asks the kernel before the read whether anyone holds the
 // file open for writing (askWriters): where no one does and the stamps
 // are alike, on a filesystem whose change times tell every change (fine),
 // no writer was at work on what was read. Without, the decider judges the
 // writers by what the file's own watch told of them, and by the stamps.
-func readFile(abs, name string, limit int64, ask bool) (content, error) {
+func ReadFile(abs, name string, limit int64, ask bool) (Result, error) {
 	fd, err := openToRead(abs)
 	if err != nil {
-		return content{}, renamePath(err, name)
+		return Result{}, WithPath(err, name)
 	}
 	defer fd.Close()
 	info, err := fd.Stat()
 	if err != nil {
-		return content{}, renamePath(err, name)
+		return Result{}, WithPath(err, name)
 	}
 	if !info.Mode().IsRegular() {
-		return content{}, &fs.PathError{Op: "read", Path: name, Err: &notRegularError{info.Mode()}}
+		return Result{}, &fs.PathError{Op: "read", Path: name, Err: &NotRegularError{info.Mode()}}
 	}
 	if info.Size() > limit {
-		return content{}, tooLarge(name, info.Size(), limit)
+		return Result{}, TooLarge(name, info.Size(), limit)
 	}
 	w := askWriters(fd, ask)
 	data, err := readAtMost(fd, info.Size(), limit)
@@ -55,16 +68,16 @@ func readFile(abs, name string, limit int64, ask bool) (content, error) {
 		releaseWriters(fd)
 	}
 	if err != nil {
-		return content{}, renamePath(err, name)
+		return Result{}, WithPath(err, name)
 	}
 	if int64(len(data)) > limit {
-		return content{}, tooLarge(name, int64(len(data)), limit)
+		return Result{}, TooLarge(name, int64(len(data)), limit)
 	}
 	if aerr != nil {
 		after = info
 	}
-	stamp := stampOf(after)
-	if w.answer == decide.WritersNone && w.fine && stamp != stampOf(info) {
+	stamp := StampOf(after)
+	if w.answer == decide.WritersNone && w.fine && stamp != StampOf(info) {
 		// No one held the file when asked, and someone changed it as it
 		// was read: a writer that opened it since is at work.
 		w.answer = decide.WritersOpen
@@ -72,8 +85,8 @@ func readFile(abs, name string, limit int64, ask bool) (content, error) {
 	// Fewer bytes than fstat said: the file was cut short as it was read,
 	// by a writer's truncation.
 	torn := info.Size() > 0 && int64(len(data)) < info.Size()
-	return content{data: data, sum: sha256.Sum256(data), info: info, mtime: info.ModTime(), torn: torn,
-		writers: w.answer, stamp: stamp, fine: w.fine}, nil
+	return Result{Data: data, Sum: sha256.Sum256(data), Info: info, Torn: torn,
+		Writers: w.answer, Stamp: stamp, Fine: w.fine}, nil
 }
 
 // readAtMost reads r to its end, or until it has read limit+1 bytes, which
@@ -109,19 +122,19 @@ func readAtMost(r io.Reader, size, limit int64) ([]byte, error) {
 	return data, nil
 }
 
-// stampOf sums up what a change to a file changes of its stat: its
+// StampOf sums up what a change to a file changes of its stat: its
 // identity, size, and modification and change times. Two stamps alike, the
 // second taken after the first, on a filesystem that gives every change
 // made after a stat a change time of its own, say that nothing changed the
 // file between them.
-func stampOf(info fs.FileInfo) decide.Stamp {
+func StampOf(info fs.FileInfo) decide.Stamp {
 	h := fnv.New64a()
 	var b [8]byte
 	put := func(v uint64) {
 		binary.LittleEndian.PutUint64(b[:], v)
 		h.Write(b[:])
 	}
-	dev, ino := fileID(info)
+	dev, ino := ID(info)
 	put(dev)
 	put(ino)
 	put(uint64(info.Size()))
@@ -130,30 +143,32 @@ func stampOf(info fs.FileInfo) decide.Stamp {
 	return decide.Stamp(h.Sum64() | 1) // never zero: zero means no stamp
 }
 
-// sameFile reports whether two stats are of one file: by device and inode
+// SameFile reports whether two stats are of one file: by device and inode
 // where the platform gives them (a read's stat on Linux is not os's own,
 // which os.SameFile needs), as os.SameFile judges elsewhere. No stat is of
 // no file.
-func sameFile(a, b fs.FileInfo) bool {
+func SameFile(a, b fs.FileInfo) bool {
 	if a == nil || b == nil {
 		return false
 	}
-	da, ia := fileID(a)
-	db, ib := fileID(b)
+	da, ia := ID(a)
+	db, ib := ID(b)
 	if ia != 0 && ib != 0 {
 		return da == db && ia == ib
 	}
 	return os.SameFile(a, b)
 }
 
-func tooLarge(name string, size, limit int64) error {
+// TooLarge is the error of a read of name that found size bytes, over
+// limit: an *fs.PathError that matches ErrTooLarge.
+func TooLarge(name string, size, limit int64) error {
 	return &fs.PathError{Op: "read", Path: name,
-		Err: fmt.Errorf("%w: more than %d bytes (at least %d)", ErrFileTooLarge, limit, size)}
+		Err: fmt.Errorf("%w: more than %d bytes (at least %d)", ErrTooLarge, limit, size)}
 }
 
-// renamePath makes a path error name the user's path rather than the
+// WithPath makes a path error name the user's path rather than the
 // absolute one that was opened, as koanf's stock provider does.
-func renamePath(err error, name string) error {
+func WithPath(err error, name string) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return &fs.PathError{Op: pe.Op, Path: name, Err: pe.Err}

@@ -1,4 +1,4 @@
-package file
+package osfile
 
 import (
 	"io/fs"
@@ -18,14 +18,14 @@ func writersOn(fd int) decide.Writers {
 
 // writersOf asks the kernel whether anyone holds the file at path open for
 // writing, if it is still the file want describes (not known otherwise).
-func writersOf(path string, want fs.FileInfo) decide.Writers {
+func WritersOf(path string, want fs.FileInfo) decide.Writers {
 	f, err := openToRead(path)
 	if err != nil {
 		return decide.WritersUnknown
 	}
 	defer f.Close()
 	info, err := f.Stat()
-	if err != nil || !info.Mode().IsRegular() || !sameFile(info, want) {
+	if err != nil || !info.Mode().IsRegular() || !SameFile(info, want) {
 		return decide.WritersUnknown
 	}
 	return writersOn(f.(*rawFile).fd)
@@ -35,6 +35,11 @@ func writersOf(path string, want fs.FileInfo) decide.Writers {
 // each with a lease, however brief: for the tests, which hold the watch to
 // asking none while a file's own watch tells who holds it open.
 var kernelAsked atomic.Int64
+
+// KernelAsked is how many reads of the process have asked the kernel of a
+// file's writers so far, each with a lease, however brief. It is for the
+// tests.
+func KernelAsked() int64 { return kernelAsked.Load() }
 
 // askedWriters is what a read asked the kernel of the file's writers, and
 // how far the answer goes.

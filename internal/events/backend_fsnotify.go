@@ -1,4 +1,4 @@
-package file
+package events
 
 import (
 	"errors"
@@ -27,7 +27,7 @@ import (
 // the three (found running the tests under Wine).
 type fsnotifyBackend struct {
 	w    *fsnotify.Watcher
-	h    handler
+	h    Handler
 	done chan struct{} // closed by Close
 	wg   sync.WaitGroup
 	once sync.Once
@@ -36,7 +36,7 @@ type fsnotifyBackend struct {
 	mu    sync.Mutex
 	ids   map[string]int // watched path → its id
 	next  int
-	queue []rawEvent // translated, not handed on yet
+	queue []RawEvent // translated, not handed on yet
 	lost  bool       // the queue overflowed, or fsnotify's did: hand on a rescan
 	fault error      // fsnotify failed: hand it on after the queue, and stop
 }
@@ -45,7 +45,9 @@ type fsnotifyBackend struct {
 // are dropped for a rescan, as the kernel's queue does.
 const maxFsnotifyQueue = 4096
 
-func newFsnotifyBackend(h handler) (backend, error) {
+// NewFsnotifyBackend returns a backend on a new fsnotify watcher, which
+// hands what it reads to h.
+func NewFsnotifyBackend(h Handler) (Backend, error) {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, err
@@ -158,7 +160,7 @@ func (b *fsnotifyBackend) drain() {
 		case ev, ok := <-events:
 			if !ok {
 				events = nil
-				b.failLater(errEventsClosed)
+				b.failLater(ErrEventsClosed)
 				continue
 			}
 			b.enqueue(ev)
@@ -166,7 +168,7 @@ func (b *fsnotifyBackend) drain() {
 			switch {
 			case !ok:
 				errs = nil
-				b.failLater(errErrorsClosed)
+				b.failLater(ErrErrorsClosed)
 			case errors.Is(err, fsnotify.ErrEventOverflow):
 				b.loseLater() // events were lost, the watches are fine: look again
 			default:
@@ -229,13 +231,13 @@ func (b *fsnotifyBackend) handOn() {
 		b.queue, b.lost = nil, false
 		b.mu.Unlock()
 		if lost {
-			b.h.events([]rawEvent{{id: everyWatch, op: decide.OpRescan}})
+			b.h.Events([]RawEvent{{ID: EveryWatch, Op: decide.OpRescan}})
 		}
 		if len(batch) > 0 {
-			b.h.events(batch)
+			b.h.Events(batch)
 		}
 		if fault != nil {
-			b.h.failed(fault)
+			b.h.Failed(fault)
 			return
 		}
 	}
@@ -243,21 +245,22 @@ func (b *fsnotifyBackend) handOn() {
 
 // translateLocked names the watches that see ev: the watched path itself,
 // and the entry of a watched directory.
-func (b *fsnotifyBackend) translateLocked(ev fsnotify.Event) []rawEvent {
+func (b *fsnotifyBackend) translateLocked(ev fsnotify.Event) []RawEvent {
 	name := filepath.Clean(ev.Name)
-	o := opOf(ev.Op)
-	var out []rawEvent
+	o := FsnotifyOp(ev.Op)
+	var out []RawEvent
 	if id, ok := b.ids[name]; ok {
-		out = append(out, rawEvent{id: id, op: o})
+		out = append(out, RawEvent{ID: id, Op: o})
 	}
 	if id, ok := b.ids[filepath.Dir(name)]; ok {
-		out = append(out, rawEvent{id: id, name: filepath.Base(name), op: o})
+		out = append(out, RawEvent{ID: id, Name: filepath.Base(name), Op: o})
 	}
 	return out
 }
 
-// opOf translates an fsnotify operation.
-func opOf(o fsnotify.Op) decide.Op {
+// FsnotifyOp translates an fsnotify operation: what the fsnotify backend
+// reports an event of fsnotify's as.
+func FsnotifyOp(o fsnotify.Op) decide.Op {
 	var out decide.Op
 	if o.Has(fsnotify.Create) {
 		out |= decide.OpCreate

@@ -1,4 +1,4 @@
-package file
+package events
 
 import (
 	"os"
@@ -12,50 +12,24 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The fsnotify backend, which providers use off Linux, carries the basics
-// through the hub: a rename-over save, an in-place write after the quiet
-// window, a kubelet update, a file removed and back.
-func TestTheFsnotifyBackendCarriesTheBasics(t *testing.T) {
-	h := newHub(newFsnotifyBackend)
-	v := newVolume(t, filepath.Join(t.TempDir(), "config"), config(0))
-	_, rv := watched(t, v.path("config.yaml"), withNotifier(h.subscribe), WithRecheckInterval(0))
-	path := filepath.Join(t.TempDir(), "plain.yaml")
-	write(t, path, "v1\n")
-	_, rp := watched(t, path, withNotifier(h.subscribe), WithRecheckInterval(0))
-
-	replace(t, path, "v2\n")
-	rp.waitContent(t, "v2\n")
-	write(t, path, "v3\n")
-	rp.waitContent(t, "v3\n")
-	require.NoError(t, os.Remove(path))
-	rp.waitErr(t, os.ErrNotExist)
-	write(t, path, "v4\n")
-	rp.waitContent(t, "v4\n")
-
-	for i := 1; i <= 3; i++ {
-		v.update(config(i))
-		rv.waitContent(t, config(i)["config.yaml"])
-	}
-}
-
 // selfRemovals records the watches told of their own removal.
 type selfRemovals struct {
 	mu  sync.Mutex
 	ids map[int]bool
 }
 
-func (s *selfRemovals) events(batch []rawEvent) bool {
+func (s *selfRemovals) Events(batch []RawEvent) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, ev := range batch {
-		if ev.name == "" && ev.op&decide.OpRemove != 0 {
-			s.ids[ev.id] = true
+		if ev.Name == "" && ev.Op&decide.OpRemove != 0 {
+			s.ids[ev.ID] = true
 		}
 	}
 	return true
 }
 
-func (s *selfRemovals) failed(error) {}
+func (s *selfRemovals) Failed(error) {}
 
 func (s *selfRemovals) told(id int) bool {
 	s.mu.Lock()
@@ -72,7 +46,7 @@ func TestADirectoryDeletedJustBeforeItsParentIsWatchedIsToldGone(t *testing.T) {
 		t.Skip("fsnotify drops the deletion on Linux only")
 	}
 	s := &selfRemovals{ids: map[int]bool{}}
-	b, err := newFsnotifyBackend(s)
+	b, err := NewFsnotifyBackend(s)
 	require.NoError(t, err)
 	defer b.Close()
 	for round := range 50 {
