@@ -2,10 +2,7 @@ package file
 
 import (
 	"crypto/sha256"
-	"errors"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/keepwatch/file/internal/decide"
@@ -72,26 +69,4 @@ type reading struct {
 	c     content
 	err   error
 	first bool // made before the path was resolved again (decide's readsFirst)
-}
-
-// facts is what the decider is told of the reading r of subj: whether it
-// failed and how, whether it found nothing, and the file's stat and times.
-// A read from a kubelet volume that does not know when its payload was
-// swapped in asks the volume's ..data link, but for one made first, which
-// the decider accepts only on the kernel's word, never by the times.
-func (r *reading) facts(subj subject) decide.Read {
-	d := decide.Read{Why: r.why, Err: r.err, Missing: errors.Is(r.err, fs.ErrNotExist), Process: osfile.ProcessError(r.err)}
-	if r.err != nil {
-		return d
-	}
-	d.Empty, d.Size, d.Torn = subj.empty(&r.c), int64(r.c.size()), r.c.torn
-	d.Info, d.Sig, d.ModTime = r.c.info, r.c.sig, r.c.mtime
-	d.Volume, d.Swapped, d.Writers = r.c.vol != "", r.c.swapped, r.c.writers
-	d.Stamp, d.FineTimes = r.c.stamp, r.c.fine
-	if d.Volume && d.Swapped.IsZero() && !r.first {
-		if link, err := os.Lstat(filepath.Join(r.c.vol, dataLink)); err == nil {
-			d.Swapped = link.ModTime()
-		}
-	}
-	return d
 }

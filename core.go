@@ -441,3 +441,41 @@ func (c *core) startable() error {
 	}
 	return c.missing()
 }
+
+// recordSubPath records that the file is a single file mounted on its own,
+// at point from source.
+func (c *core) recordSubPath(point, source string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stats.subPath = true
+	c.stats.mount.point, c.stats.mount.source = point, source
+}
+
+// fileMounted reports whether the watch found a single file mounted at the
+// path.
+func (c *core) fileMounted() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stats.subPath
+}
+
+// sourceReplaced reports whether the mount's source is replaced now.
+func (c *core) sourceReplaced() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stats.mount.state == filemount.Replaced
+}
+
+// recordMount records the state the running watch judged the mount to
+// be in, and returns what was recorded before; ok is false, and nothing is
+// recorded, if the watch has stopped.
+func (c *core) recordMount(w *delivery, now filemount.State) (was mountState, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if w.stopped() {
+		return mountState{}, false
+	}
+	was = c.stats.mount
+	c.stats.mount.state = now
+	return was, true
+}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/keepwatch/file/internal/decide"
+	"github.com/keepwatch/file/internal/filemount"
 )
 
 // delivery is one call to Watch: a goroutine that runs the restart loop
@@ -224,4 +225,80 @@ func (w *delivery) report(err error) {
 	}
 	w.c.handOver()
 	w.cb(nil, err)
+}
+
+// checkMount looks for a single file mounted at the path when a watch
+// starts. The first watch of a provider to find one says what it is, once
+// per provider; each judges its source.
+func (w *delivery) checkMount() {
+	t := w.c.t
+	if t.opts.mountInfo == "" {
+		return
+	}
+	first := w.c.subPathChecked.CompareAndSwap(false, true)
+	if !first && !w.c.fileMounted() {
+		return
+	}
+	f, m, err := mountFacts(t.opts.mountInfo, t.subj.paths())
+	if err != nil {
+		return // not Linux, or no /proc: nothing to say
+	}
+	if first {
+		if !f.Mounted {
+			return
+		}
+		source := filemount.Source(m.Root)
+		w.c.recordSubPath(m.Point, source)
+		t.opts.log().Warn("keepwatch: single-file mount: edits in place arrive, a replacement does not; mount the directory instead",
+			slog.String("path", t.path), slog.String("mount", m.Point), slog.String("source", source))
+		w.report(w.c.errorf("watch", &mountError{kind: ErrSubPathMount, source: source}))
+	}
+	w.judgeMount(f, true)
+}
+
+// recheckMount judges again whether the source of the single file mounted
+// at the path, if there is one, was replaced.
+func (w *delivery) recheckMount() {
+	t := w.c.t
+	if t.opts.mountInfo == "" || !w.c.fileMounted() {
+		return
+	}
+	f, _, err := mountFacts(t.opts.mountInfo, t.subj.paths())
+	if err != nil {
+		return
+	}
+	w.judgeMount(f, false)
+}
+
+// judgeMount takes what the mount's facts mean, and tells of a change:
+// a replaced source as a problem, once per watch while it lasts, and its
+// end. start says that the watch starts.
+func (w *delivery) judgeMount(f filemount.Facts, start bool) {
+	now := filemount.Judge(f)
+	was, ok := w.c.recordMount(w, now)
+	if !ok {
+		return
+	}
+	log := w.c.t.opts.log()
+	attrs := []any{slog.String("path", w.c.t.path), slog.String("mount", was.point), slog.String("source", was.source)}
+	switch filemount.Next(was.state, now, start) {
+	case filemount.Tell:
+		log.Warn("keepwatch: mount source replaced, its changes no longer arrive; restart to read them, and mount the directory instead", attrs...)
+		w.report(w.c.errorf("watch", &mountError{kind: ErrSourceReplaced, source: was.source}))
+	case filemount.Over:
+		log.Info("keepwatch: mount source back", attrs...)
+	}
+}
+
+// attributes takes a change of attributes an event told of: a source
+// replaced on the host side drops the link count of the file mounted.
+func (w *delivery) attributes() { w.recheckMount() }
+
+// recheckReplaced judges the mount again before a read is taken, while its
+// source is replaced: a read after a re-check found another file there is
+// how a mount made again shows.
+func (w *delivery) recheckReplaced() {
+	if w.c.sourceReplaced() {
+		w.recheckMount()
+	}
 }

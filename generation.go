@@ -1,8 +1,6 @@
 package file
 
 import (
-	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,26 +42,4 @@ func kubeletGeneration(link string) string {
 // a kubelet volume's, and is read as any link is.
 func isPayload(gen string) bool {
 	return gen != "" && !filepath.IsAbs(gen) && !strings.ContainsRune(gen, filepath.Separator) && gen != "." && gen != ".."
-}
-
-// readGeneration reads from one payload of the kubelet volume whose ..data
-// link is link: read is handed the payload's name, gen to begin with, the
-// one a resolution found. A read that finds a file missing when ..data
-// names another payload by then (kubelet removed the one read, once it had
-// swapped in a newer one) is made again from the newer one, up to
-// maxGenerationReads times in all; what it finds then stands.
-func readGeneration(link, gen string, read func(gen string) reading) reading {
-	r := read(gen)
-	for range maxGenerationReads - 1 {
-		if !errors.Is(r.err, fs.ErrNotExist) {
-			break
-		}
-		now := kubeletGeneration(link)
-		if now == gen || !isPayload(now) {
-			break
-		}
-		gen = now
-		r = read(gen)
-	}
-	return r
 }

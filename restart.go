@@ -3,16 +3,11 @@ package file
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"time"
 
 	"github.com/keepwatch/file/internal/decide"
 	"github.com/keepwatch/file/internal/osfile"
 )
-
-// randomSeed seeds every backoff: the one source of the watch's
-// randomness. Tests that compare two builds' decisions fix it.
-var randomSeed = rand.Uint64
 
 // rearmSink is what the restart loop tells of: what its loops find, each
 // loop that starts, and each that ended on a problem.
@@ -144,18 +139,7 @@ func judgeAlone(t target, r reading) decide.Forward {
 		RetryMin: t.opts.backoffMin, RetryMax: t.opts.backoffMax, Seed: randomSeed()})
 	now := time.Now()
 	d.Step(decide.Input{Kind: decide.InputOpen, Now: now})
-	return d.Step(decide.Input{Kind: decide.InputStart, Read: r.facts(t.subj), Now: now}).Forward
-}
-
-// forward hands r on as the decider said: accepted, it goes on to the
-// delivery; failing for a reason of the process, it is told of.
-func forward(out sink, f decide.Forward, r reading) {
-	switch f {
-	case decide.ForwardRead:
-		out.found(r)
-	case decide.ForwardFailure:
-		out.readFailed(r.err)
-	}
+	return d.Step(decide.Input{Kind: decide.InputStart, Read: factsOf(t.subj, &r), Now: now}).Forward
 }
 
 // sleep waits out a backoff, and reports whether the watch goes on. A

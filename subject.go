@@ -1,6 +1,7 @@
 package file
 
 import (
+	"errors"
 	"hash/fnv"
 	"io/fs"
 	"maps"
@@ -273,4 +274,48 @@ func (f *fileSubject) empty(c *content) bool { return len(c.data) == 0 }
 func (f *fileSubject) missing() error {
 	c := chain.Resolve(f.abs, nil)
 	return unresolved(f.path, c.Err)
+}
+
+// factsOf is what the decider is told of the reading r of subj: whether it
+// failed and how, whether it found nothing, and the file's stat and times.
+// A read from a kubelet volume that does not know when its payload was
+// swapped in asks the volume's ..data link, but for one made first, which
+// the decider accepts only on the kernel's word, never by the times.
+func factsOf(subj subject, r *reading) decide.Read {
+	d := decide.Read{Why: r.why, Err: r.err, Missing: errors.Is(r.err, fs.ErrNotExist), Process: osfile.ProcessError(r.err)}
+	if r.err != nil {
+		return d
+	}
+	d.Empty, d.Size, d.Torn = subj.empty(&r.c), int64(r.c.size()), r.c.torn
+	d.Info, d.Sig, d.ModTime = r.c.info, r.c.sig, r.c.mtime
+	d.Volume, d.Swapped, d.Writers = r.c.vol != "", r.c.swapped, r.c.writers
+	d.Stamp, d.FineTimes = r.c.stamp, r.c.fine
+	if d.Volume && d.Swapped.IsZero() && !r.first {
+		if link, err := os.Lstat(filepath.Join(r.c.vol, dataLink)); err == nil {
+			d.Swapped = link.ModTime()
+		}
+	}
+	return d
+}
+
+// readGeneration reads from one payload of the kubelet volume whose ..data
+// link is link: read is handed the payload's name, gen to begin with, the
+// one a resolution found. A read that finds a file missing when ..data
+// names another payload by then (kubelet removed the one read, once it had
+// swapped in a newer one) is made again from the newer one, up to
+// maxGenerationReads times in all; what it finds then stands.
+func readGeneration(link, gen string, read func(gen string) reading) reading {
+	r := read(gen)
+	for range maxGenerationReads - 1 {
+		if !errors.Is(r.err, fs.ErrNotExist) {
+			break
+		}
+		now := kubeletGeneration(link)
+		if now == gen || !isPayload(now) {
+			break
+		}
+		gen = now
+		r = read(gen)
+	}
+	return r
 }

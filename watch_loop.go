@@ -4,6 +4,7 @@ import (
 	"context"
 	"io/fs"
 	"log/slog"
+	"math/rand/v2"
 	"path/filepath"
 	"time"
 
@@ -158,7 +159,7 @@ func (l *watchLoop) run(ctx context.Context, first reading, look <-chan struct{}
 	l.timer.Stop()
 	defer l.timer.Stop()
 	l.read = first
-	if err := l.carryOut(l.d.Step(decide.Input{Kind: decide.InputStart, Read: first.facts(l.t.subj), Now: time.Now()})); err != nil {
+	if err := l.carryOut(l.d.Step(decide.Input{Kind: decide.InputStart, Read: factsOf(l.t.subj, &first), Now: time.Now()})); err != nil {
 		return err
 	}
 	return l.loop(ctx, look)
@@ -298,7 +299,7 @@ func (l *watchLoop) carryOut(d decide.Decision) error {
 			}
 			l.read = l.t.subj.read(a.Why, via, a.Ask && l.t.opts.probeWriters, a.First)
 			l.read.first = a.First
-			d = l.d.Step(decide.Input{Kind: decide.InputRead, Read: l.read.facts(l.t.subj), Now: time.Now()})
+			d = l.d.Step(decide.Input{Kind: decide.InputRead, Read: factsOf(l.t.subj, &l.read), Now: time.Now()})
 		case decide.TakeQueue:
 			var st decide.Stamp
 			if a.StampFirst {
@@ -579,5 +580,20 @@ func (l *watchLoop) tellAttributes() {
 	if l.attribSeen {
 		l.attribSeen = false
 		l.out.attributes()
+	}
+}
+
+// randomSeed seeds every backoff: the one source of the watch's
+// randomness. Tests that compare two builds' decisions fix it.
+var randomSeed = rand.Uint64
+
+// forward hands r on as the decider said: accepted, it goes on to the
+// delivery; failing for a reason of the process, it is told of.
+func forward(out sink, f decide.Forward, r reading) {
+	switch f {
+	case decide.ForwardRead:
+		out.found(r)
+	case decide.ForwardFailure:
+		out.readFailed(r.err)
 	}
 }
