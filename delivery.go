@@ -86,7 +86,7 @@ func (w *delivery) found(r reading) {
 // runs, reads return that content.
 func (w *delivery) deliver(r reading, back bool) {
 	c := w.c
-	op, ok := c.admit(w, &r.c, r.why, back)
+	op, ok := c.admit(w, &r.c, Reason(r.why), back)
 	if !ok {
 		return
 	}

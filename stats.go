@@ -30,19 +30,19 @@ const (
 )
 
 // Reason says why the content a callback got was read: what made the watch
-// look at the file. It is a string: "start", "restart", "event", "write",
-// "recheck" or "request", the constants below. (It is the decider's own
-// type, internal/decide's, so that the two can never disagree.)
-type Reason = decide.Reason
+// look at the file.
+type Reason string
 
 // The reasons of [Stats.LastUpdateReason], also logged with each delivery.
+// Their values are the decider's own (internal/decide), so that the two
+// can never disagree.
 const (
-	ReasonStart   = decide.ReasonStart   // the watch began
-	ReasonRestart = decide.ReasonRestart // the watch was re-armed after a failure
-	ReasonEvent   = decide.ReasonEvent   // a filesystem event on the path's chain
-	ReasonWrite   = decide.ReasonWrite   // in-place writes ended
-	ReasonRecheck = decide.ReasonRecheck // the periodic re-check, or a poll, saw a change
-	ReasonRequest = decide.ReasonRequest // the application asked, with Recheck
+	ReasonStart   = Reason(decide.ReasonStart)   // the watch began
+	ReasonRestart = Reason(decide.ReasonRestart) // the watch was re-armed after a failure
+	ReasonEvent   = Reason(decide.ReasonEvent)   // a filesystem event on the path's chain
+	ReasonWrite   = Reason(decide.ReasonWrite)   // in-place writes ended
+	ReasonRecheck = Reason(decide.ReasonRecheck) // the periodic re-check, or a poll, saw a change
+	ReasonRequest = Reason(decide.ReasonRequest) // the application asked, with Recheck
 )
 
 // Stats is a snapshot of what a provider has done, from [File.Stats]. The

@@ -6,9 +6,9 @@ import (
 )
 
 // Reason says why the file was read: what made the watch look at it. It
-// is the one type of the concept: the root package's Reason, told in
-// Stats and the log, is this one.
-type Reason string
+// is a name for string, and its values below are the ones the root
+// package's Reason (told in Stats and the log) takes, defined here once.
+type Reason = string
 
 // The reasons a file is read for.
 const (
