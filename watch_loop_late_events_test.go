@@ -816,7 +816,7 @@ func deliveredOnceFinished(t *testing.T, r *recorder, n *fakeNotifier, name stri
 // writer holds, whatever becomes of the names, and the file is read once
 // the writer is done, once. (Told apart from another file given the same
 // inode number, which names cannot do: the awaited file's own watch says
-// so, see TestTheAwaitedFilesOwnWatchWitnessesItsEnd.)
+// so, see TestTheAwaitedFilesOwnWatchTellsItsEnd.)
 func TestAWaitHoldsForItsFile(t *testing.T) {
 	// config.yaml -> a.yaml, a.yaml being written.
 	aLink := func(t *testing.T, w *waitWorld) {
@@ -938,7 +938,7 @@ func TestAWaitHoldsForItsFile(t *testing.T) {
 // name no longer matters to the path: the own watch's word of the file's end
 // counts still, and the new file is read at once, not after
 // decide.MaxWriterWait.
-func TestTheWitnessEndsAWaitAfterThePathWasResolvedAway(t *testing.T) {
+func TestTheFilesOwnWatchEndsAWaitAfterThePathWasResolvedAway(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()
 		a, b, path := filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml"), filepath.Join(dir, "config.yaml")
@@ -986,7 +986,7 @@ func TestTheWitnessEndsAWaitAfterThePathWasResolvedAway(t *testing.T) {
 // watch's inode, or its word that the watch is gone, the file deleted): it
 // is the file's own, the file's drop ends the wait, and the new file is read
 // at once, not after decide.MaxWriterWait.
-func TestTheWitnessIsTakenWhenItsFileGoesRightAfterTheAdd(t *testing.T) {
+func TestTheFilesOwnWatchIsTakenWhenItsFileGoesRightAfterTheAdd(t *testing.T) {
 	for _, c := range []struct {
 		name    string
 		dropped bool // the kernel dropped the watch by the check: the file was deleted
@@ -1049,7 +1049,7 @@ func TestTheWitnessIsTakenWhenItsFileGoesRightAfterTheAdd(t *testing.T) {
 // The file a wait holds for, still watched by itself for the wait
 // once the path leads to it under another name, is no directory: Stats'
 // WatchedDirs does not list it.
-func TestTheWitnessOfAWaitIsNoWatchedDirectory(t *testing.T) {
+func TestTheFilesOwnWatchOfAWaitIsNoWatchedDirectory(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()
 		file, path := filepath.Join(dir, "a.yaml"), filepath.Join(dir, "config.yaml")
