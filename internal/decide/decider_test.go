@@ -92,6 +92,8 @@ func TestDecisions(t *testing.T) {
 	moved := fakeFile{ino: 20, size: 4, mtime: t0}
 	created, createdWritten := fakeFile{ino: 30, mtime: t0}, fakeFile{ino: 30, size: 5, mtime: t0.Add(time.Millisecond)}
 	emptied := fakeFile{ino: 10, mtime: t0}
+	noFile := Resolution{Names: res.Names, Dirs: []string{dir}, Home: dir, HomeParent: "/etc", Atomic: true, One: true}
+	dirGone := Resolution{Names: map[string]bool{"/etc": true, dir: true, path: true}, Dirs: []string{"/etc"}, Home: "/etc", Atomic: true, One: true}
 	boom := errors.New("boom")
 	for _, c := range []struct {
 		name   string
@@ -438,6 +440,21 @@ func TestDecisions(t *testing.T) {
 			resolved(10*time.Second, resolution(emptied), false, emptied, "read write"),
 			read(10*time.Second, withWriters(whole(ReasonWrite, emptied, 8), WritersOpen), "take queue after truncation"),
 			queue(10*time.Second, Queue{QueuedFacts: facts(emptied, 8), LateFacts: facts(emptied, 8)}, "forward read; prune; nothing"),
+		}},
+		{"a watched directory that vanished as it was watched again, its deletion untold (fsnotify drops it once the parent is watched): its old watch is forgotten, and the directory made again is watched", false, Caps{}, []step{
+			// Every watch added again (events were lost): the directory is
+			// there, its file gone; by its Add, the directory is gone too.
+			event(0, Event{Op: OpRescan}, Facts{}, "resolve from root"),
+			resolved(0, noFile, false, nil, "read event"),
+			read(0, Read{Why: ReasonEvent, Err: fs.ErrNotExist, Missing: true}, "add /etc/app (self|names|content); wake +100ms"),
+			added(0, 0, fs.ErrNotExist, ErrVanished, "dropped /etc/app; resolve from root; wake +100ms"),
+			resolved(0, dirGone, false, nil, "add /etc (self|names|content); wake +100ms"),
+			// Made again, its file in it, before the parent's watch came.
+			added(0, 3, nil, 0, "resolve from root; wake +100ms"),
+			resolved(0, resolution(moved), false, nil, "add /etc/app (self|names|content); wake +100ms"),
+			added(0, 4, nil, 0, "resolve from root; wake +100ms"),
+			resolved(0, resolution(moved), false, nil, "remove /etc; prune; resolve from root; wake +100ms"),
+			resolved(0, resolution(moved), false, nil, "read event; wake +100ms"),
 		}},
 		{"a counted read that finds another file than the one counted: set aside, and read again asking the kernel", false, counting, []step{
 			event(0, Event{Name: path, Op: OpWrite, Watch: 2}, asWritten, "nothing; wake +1s"),
