@@ -332,6 +332,34 @@ func TestAnEmptyFileHeldOpenIsNeverDelivered(t *testing.T) {
 	}
 }
 
+// A file a writer truncates, holds open past the quiet window and closes
+// with nothing written (`: > config.yaml` behind a producer that had
+// nothing to say) is delivered empty soon after that close, not held for
+// decide.MaxWriterWait. Where the kernel says who writes, the quiet
+// window's read finds the file empty and held, and waits for the writer;
+// where no close is told (the fsnotify backend), only the kernel, asked
+// again, can say that the writer is gone, and it was not asked again
+// before MaxWriterWait (found by TestConvergence under -backend=fsnotify:
+// the sequence's last operation, a producer that wrote nothing, or a file
+// made again in a directory made again, read before its writer wrote and
+// written before the directory's watch came).
+func TestAFileEmptiedAndHeldOpenIsDeliveredSoonAfterItsClose(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	write(t, path, "v1\n")
+	_, r := watchedByEvents(t, path)
+	fd, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	require.NoError(t, err)
+	time.Sleep(3 * defaultQuietWindow) // the quiet window's read finds it empty, and held
+	require.NoError(t, fd.Close())
+	closed := time.Now()
+	require.Eventually(t, func() bool {
+		c, ok := r.last()
+		return ok && c.err == nil && c.data == ""
+	}, decide.MaxWriterWait/3, tick, "the empty file never delivered; calls: %s", r)
+	r.logDelay(t, "an empty file, from its close", closed)
+	assert.Equal(t, []string{""}, r.contents())
+}
+
 // A write in place, and right after it a chmod of the file's directory, as
 // a deploy tool may do: every write is delivered, whenever the chmod's
 // event is taken.

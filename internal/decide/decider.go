@@ -315,6 +315,14 @@ func (d *Decider) added(res AddResult, now time.Time) {
 	case stop:
 		d.adds.err, d.adds.vanished = err, res.Kind == ErrVanished
 		d.adds.left = nil
+		if d.adds.vanished && d.watches.watched[pl.path] != 0 && pl.path != d.keptWatch() {
+			// Nothing is at the path: the watch it had is of what was
+			// there, gone or moved, whether or not an event said so (the
+			// fsnotify backend loses a directory's deletion once its parent
+			// is watched). Forgotten, so that what comes back is watched.
+			d.watches.drop(pl.path)
+			d.out.Dropped = append(d.out.Dropped, pl.path)
+		}
 	case res.Err == nil:
 		if d.adds.added == nil {
 			d.adds.added = make(map[string]bool)

@@ -91,6 +91,9 @@ func TestDecisions(t *testing.T) {
 	newFile := fakeFile{ino: 20, mtime: t0}
 	moved := fakeFile{ino: 20, size: 4, mtime: t0}
 	created, createdWritten := fakeFile{ino: 30, mtime: t0}, fakeFile{ino: 30, size: 5, mtime: t0.Add(time.Millisecond)}
+	emptied := fakeFile{ino: 10, mtime: t0}
+	noFile := Resolution{Names: res.Names, Dirs: []string{dir}, Home: dir, HomeParent: "/etc", Atomic: true, One: true}
+	dirGone := Resolution{Names: map[string]bool{"/etc": true, dir: true, path: true}, Dirs: []string{"/etc"}, Home: "/etc", Atomic: true, One: true}
 	boom := errors.New("boom")
 	for _, c := range []struct {
 		name   string
@@ -405,6 +408,53 @@ func TestDecisions(t *testing.T) {
 			event(time.Second, Event{Name: path, Op: OpClose, Watch: 2}, facts(written, 9), "stamp, take queue"),
 			queue(time.Second, Queue{Queued: []Event{{Name: path, Op: OpOpen, Watch: 2}, {Name: path, Op: OpWrite, Watch: 2}}, QueuedFacts: facts(written, 9), Stamp: 51}, "resolve; wake +1s"),
 			resolved(time.Second, resolution(written), false, nil, "prune; nothing; wake +1s"),
+		}},
+		{"where no close is told (fsnotify), a file its writer emptied and holds open is asked of again a window later, not held for ten seconds: its close, which nothing tells, ends the wait at the next read", false, Caps{}, []step{
+			event(0, Event{Name: path, Op: OpWrite}, facts(emptied, 8), "nothing; wake +100ms"),
+			timer(100*time.Millisecond, "resolve"),
+			resolved(100*time.Millisecond, resolution(emptied), false, nil, "read write"),
+			read(100*time.Millisecond, withWriters(whole(ReasonWrite, emptied, 8), WritersOpen), "prune; nothing; wake +100ms"),
+			// Still held: asked again, a window on.
+			timer(200*time.Millisecond, "resolve"),
+			resolved(200*time.Millisecond, resolution(emptied), false, emptied, "read write"),
+			read(200*time.Millisecond, withWriters(whole(ReasonWrite, emptied, 8), WritersOpen), "prune; nothing; wake +100ms"),
+			// Closed, empty: confirmed for a window, then handed on.
+			timer(300*time.Millisecond, "resolve"),
+			resolved(300*time.Millisecond, resolution(emptied), false, emptied, "read write"),
+			read(300*time.Millisecond, withWriters(whole(ReasonWrite, emptied, 8), WritersNone), "prune; nothing; wake +100ms"),
+			timer(400*time.Millisecond, "resolve"),
+			resolved(400*time.Millisecond, resolution(emptied), false, nil, "read write"),
+			read(400*time.Millisecond, withWriters(whole(ReasonWrite, emptied, 8), WritersNone), "forward read; prune; nothing"),
+		}},
+		{"where no close is told (fsnotify), a file its writer holds open and empty for good is handed on MaxWriterWait after the write that emptied it, as where closes are told", false, Caps{}, []step{
+			event(0, Event{Name: path, Op: OpWrite}, facts(emptied, 8), "nothing; wake +100ms"),
+			timer(100*time.Millisecond, "resolve"),
+			resolved(100*time.Millisecond, resolution(emptied), false, nil, "read write"),
+			read(100*time.Millisecond, withWriters(whole(ReasonWrite, emptied, 8), WritersOpen), "prune; nothing; wake +100ms"),
+			// The reads a window apart, each finding it so, keep the
+			// wait's start: the last before the bound.
+			timer(9950*time.Millisecond, "resolve"),
+			resolved(9950*time.Millisecond, resolution(emptied), false, emptied, "read write"),
+			read(9950*time.Millisecond, withWriters(whole(ReasonWrite, emptied, 8), WritersOpen), "prune; nothing; wake +50ms"),
+			timer(10*time.Second, "resolve"),
+			resolved(10*time.Second, resolution(emptied), false, emptied, "read write"),
+			read(10*time.Second, withWriters(whole(ReasonWrite, emptied, 8), WritersOpen), "take queue after truncation"),
+			queue(10*time.Second, Queue{QueuedFacts: facts(emptied, 8), LateFacts: facts(emptied, 8)}, "forward read; prune; nothing"),
+		}},
+		{"a watched directory that vanished as it was watched again, its deletion untold (fsnotify drops it once the parent is watched): its old watch is forgotten, and the directory made again is watched", false, Caps{}, []step{
+			// Every watch added again (events were lost): the directory is
+			// there, its file gone; by its Add, the directory is gone too.
+			event(0, Event{Op: OpRescan}, Facts{}, "resolve from root"),
+			resolved(0, noFile, false, nil, "read event"),
+			read(0, Read{Why: ReasonEvent, Err: fs.ErrNotExist, Missing: true}, "add /etc/app (self|names|content); wake +100ms"),
+			added(0, 0, fs.ErrNotExist, ErrVanished, "dropped /etc/app; resolve from root; wake +100ms"),
+			resolved(0, dirGone, false, nil, "add /etc (self|names|content); wake +100ms"),
+			// Made again, its file in it, before the parent's watch came.
+			added(0, 3, nil, 0, "resolve from root; wake +100ms"),
+			resolved(0, resolution(moved), false, nil, "add /etc/app (self|names|content); wake +100ms"),
+			added(0, 4, nil, 0, "resolve from root; wake +100ms"),
+			resolved(0, resolution(moved), false, nil, "remove /etc; prune; resolve from root; wake +100ms"),
+			resolved(0, resolution(moved), false, nil, "read event; wake +100ms"),
 		}},
 		{"a counted read that finds another file than the one counted: set aside, and read again asking the kernel", false, counting, []step{
 			event(0, Event{Name: path, Op: OpWrite, Watch: 2}, asWritten, "nothing; wake +1s"),

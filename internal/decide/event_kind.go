@@ -316,7 +316,7 @@ func (d *Decider) made(name string, f *Facts, now time.Time) {
 	case info.Size() == 0 && d.cfg.Caps.Closes:
 		d.beginWriter(info, name)
 		d.writer.writes++
-		d.wait.emptyWhileOpen(ReasonWrite, now)
+		d.wait.emptyWhileOpen(ReasonWrite, true, now)
 	default:
 		d.beginWriter(info, name)
 		d.writer.writes++

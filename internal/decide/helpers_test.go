@@ -107,7 +107,8 @@ func stamped(r Read, st Stamp) Read {
 
 // testDecider is a decider of /etc/app/config.yaml (caps c) whose loop is
 // open and has read the file once (sig 7), with its directory and the file
-// watched by itself where c allows (watches 1 and 2).
+// watched by itself where c allows (watches 1 and 2; where it does not,
+// the directory reports the file's writes).
 func testDecider(c Caps) *Decider {
 	d := New(config(c))
 	d.res = resolution(readFile)
@@ -116,6 +117,11 @@ func testDecider(c Caps) *Decider {
 	// not say, and the file's directory reports its entries' closes.
 	d.watches.closes = true
 	d.watches.watched[dir], d.watches.ids[dir] = watchDir|WatchCloses, 1
+	if !c.Files {
+		// The file cannot be watched by itself: its directory reports its
+		// writes (fsnotify's caps).
+		d.watches.watched[dir] = watchDirFiles | WatchCloses
+	}
 	if c.Files {
 		d.watches.watched[path], d.watches.ids[path], d.watches.fileOf[path] = watchFile, 2, readFile
 		if c.Opens {

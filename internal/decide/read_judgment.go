@@ -182,7 +182,7 @@ func (d *Decider) writerHolds(r *Read, t readAfter, counted bool, now time.Time)
 	}
 	d.beginWriter(r.Info, d.fileOf(r))
 	if r.Empty {
-		d.wait.emptyWhileOpen(r.Why, now)
+		d.wait.emptyWhileOpen(r.Why, d.cfg.Caps.Closes, now)
 	} else {
 		d.writer.writes++
 		d.wait.written(r.Why, true, now)
@@ -241,7 +241,7 @@ func (d *Decider) judgeByTime(r *Read, t readAfter, unwatched bool, now time.Tim
 	switch {
 	case t == afterPause && doubted && r.Err == nil:
 		d.beginWriter(r.Info, d.fileOf(r))
-		d.wait.emptyWhileOpen(r.Why, now)
+		d.wait.emptyWhileOpen(r.Why, closes, now)
 		return readHeld
 	case (t == afterEvent || t == afterPause || (t == afterQuiet || t == afterCap) && r.Err == nil) && doubted:
 		// A cap's read, too: the file it finds empty is most likely a
@@ -333,7 +333,7 @@ func (d *Decider) awaitUnseenWriter(why Reason, info fs.FileInfo, path string, n
 	d.wait.statChanged(why, now)
 }
 
-// laterWriter judges a read that judgeRead found believable if no later
+// laterWriter judges a read that judgeRead found acceptable if no later
 // writer had begun by the time it was made. What an event or a writer's
 // close said was whole may not be by the time it is read: the next writer
 // may have truncated the file (two os.WriteFile calls in a row, a

@@ -233,7 +233,7 @@ func (d *Decider) vouched(r *Read, w Writers) bool {
 	return d.readAsked || r.FineTimes && r.Stamp == d.stampBefore
 }
 
-// judgeReadNow judges the read just made; a read believable if no later
+// judgeReadNow judges the read just made; a read acceptable if no later
 // writer began is judged again with the events the kernel queued by now
 // (see laterWriter).
 func (d *Decider) judgeReadNow(r Read, now time.Time) {

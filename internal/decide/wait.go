@@ -53,11 +53,12 @@ const HeldOpenWindow = time.Second
 const UnheardWriterPause = 25 * time.Millisecond
 
 // MaxWriterWait bounds how long a file found empty while its writer holds
-// it open delays a read, where the kernel reports writers' closes: long
-// enough for a slow producer behind a shell redirect to start writing,
-// short enough that a writer that never writes (a misbehaving one, or an
-// mmap) does not hold the update back for good. Its close, when it comes,
-// reads the file again.
+// it open delays a read: long enough for a slow producer behind a shell
+// redirect to start writing, short enough that a writer that never writes
+// (a misbehaving one, or an mmap) does not hold the update back for good.
+// Its close, where the kernel reports it, reads the file again; where it
+// does not, the file is read again, and the kernel asked again, a window
+// apart (see emptyWhileOpen).
 const MaxWriterWait = 10 * time.Second
 
 // waitState is what the watch waits for before it reads the file, or
@@ -94,7 +95,9 @@ const (
 	waitClose
 	// waitEmptyOpen: the file is empty and its writer holds it open (a
 	// slow producer behind a shell redirect, not started yet): only its
-	// close, its first write, or MaxWriterWait ends the wait.
+	// close, its first write, or MaxWriterWait ends the wait. Where no
+	// close is told, it fires a window on, as a writer's pause, to ask the
+	// kernel again (see emptyWhileOpen).
 	waitEmptyOpen
 )
 
@@ -243,17 +246,31 @@ func (w *readWait) resume(closes bool, now time.Time) {
 // emptyWhileOpen takes a file found empty while its writer holds it open:
 // nothing is accepted until the writer closes or writes, or MaxWriterWait
 // has passed since the writer began (since the last wait began, if the
-// read was that wait's end).
-func (w *readWait) emptyWhileOpen(why Reason, now time.Time) {
+// read was that wait's end). closes says whether the writer's close will
+// be reported: where it will not (fsnotify), nothing would end the wait
+// at that close, and the file is read again, the kernel asked again, a
+// window later (fired: as a writer's pause), until MaxWriterWait.
+func (w *readWait) emptyWhileOpen(why Reason, closes bool, now time.Time) {
 	since := w.start
 	if w.state != waitNone || since.IsZero() {
 		since = now
 	}
 	w.begin(since, why, waitEmptyOpen)
 	w.deadline = since.Add(MaxWriterWait)
+	if !closes {
+		w.deadline = earliest(w.deadline, now.Add(w.window))
+	}
 	if w.deadline.Before(now) {
 		w.deadline = now
 	}
+}
+
+// earliest returns the earlier of a and b.
+func earliest(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // statChanged starts a wait for writes that nothing but a changed stat
@@ -382,6 +399,11 @@ func (w *readWait) blocksReads() bool {
 func (w *readWait) fired(now time.Time) (Reason, readAfter) {
 	t := afterWait
 	switch {
+	case w.state == waitEmptyOpen && now.Sub(w.start) < MaxWriterWait:
+		// Where no close is reported, the file is read again before
+		// MaxWriterWait: a writer's pause, at which an empty file its
+		// writer still holds waits on (see emptyWhileOpen).
+		t = afterPause
 	case w.state == waitEmptyOpen:
 		// The writer was given MaxWriterWait: what the file holds now is
 		// accepted, however empty.

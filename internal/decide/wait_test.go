@@ -26,13 +26,13 @@ var waitTable = []struct {
 	from waitRow
 	to   [len(waitInputs)]string
 }{
-	{rowNone, [...]string{"quiet +100ms", "close +1s", "quiet +0s", "close +0s", "empty-open +10s", "stat-changed +100ms", "none -", "none -", "none -", "none -", "confirm +100ms", "none -", "none -", "close +25ms", "confirm +1s", "quiet +5ms", "close +25ms"}},
-	{rowConfirm, [...]string{"quiet +100ms", "close +1s", "quiet +100ms", "close +25ms", "empty-open +10s", "stat-changed +100ms", "confirm +90ms", "confirm +90ms", "confirm +90ms", "confirm +90ms", "confirm +90ms", "none -", "none -", "close +25ms", "confirm +1s", "quiet +5ms", "close +25ms"}},
-	{rowQuiet, [...]string{"quiet +100ms", "close +1s", "quiet +100ms", "close +25ms", "empty-open +10s", "quiet +90ms", "quiet +90ms", "none -", "quiet +90ms", "none -", "quiet +90ms", "quiet +90ms", "none -", "close +25ms", "quiet +90ms", "quiet +5ms", "close +25ms"}},
-	{rowStatChanged, [...]string{"quiet +100ms", "close +1s", "quiet +100ms", "close +25ms", "empty-open +10s", "stat-changed +90ms", "none -", "none -", "stat-changed +90ms", "none -", "stat-changed +90ms", "stat-changed +90ms", "none -", "close +25ms", "stat-changed +90ms", "stat-changed +5ms", "close +25ms"}},
-	{rowClose, [...]string{"close +1s", "close +1s", "quiet +1s", "close +1s", "empty-open +10s", "close +990ms", "close +990ms", "none -", "quiet +1s", "none -", "close +990ms", "close +990ms", "none -", "close +1s", "close +990ms", "close +5ms", "close +25ms"}},
-	{rowCloseUnheard, [...]string{"close +25ms", "close +1s", "quiet +100ms", "close +25ms", "empty-open +10s", "close +15ms", "close +15ms", "none -", "quiet +100ms", "none -", "close +15ms", "close +15ms", "none -", "close +25ms", "close +15ms", "close +5ms", "close +25ms"}},
-	{rowEmptyOpen, [...]string{"quiet +100ms", "close +1s", "quiet +100ms", "close +25ms", "empty-open +10s", "empty-open +9.99s", "empty-open +9.99s", "none -", "quiet +100ms", "none -", "empty-open +9.99s", "empty-open +9.99s", "none -", "close +25ms", "empty-open +9.99s", "quiet +5ms", "close +25ms"}},
+	{rowNone, [...]string{"quiet +100ms", "close +1s", "quiet +0s", "close +0s", "empty-open +100ms", "empty-open +10s", "stat-changed +100ms", "none -", "none -", "none -", "none -", "confirm +100ms", "none -", "none -", "close +25ms", "confirm +1s", "quiet +5ms", "close +25ms"}},
+	{rowConfirm, [...]string{"quiet +100ms", "close +1s", "quiet +100ms", "close +25ms", "empty-open +100ms", "empty-open +10s", "stat-changed +100ms", "confirm +90ms", "confirm +90ms", "confirm +90ms", "confirm +90ms", "confirm +90ms", "none -", "none -", "close +25ms", "confirm +1s", "quiet +5ms", "close +25ms"}},
+	{rowQuiet, [...]string{"quiet +100ms", "close +1s", "quiet +100ms", "close +25ms", "empty-open +100ms", "empty-open +10s", "quiet +90ms", "quiet +90ms", "none -", "quiet +90ms", "none -", "quiet +90ms", "quiet +90ms", "none -", "close +25ms", "quiet +90ms", "quiet +5ms", "close +25ms"}},
+	{rowStatChanged, [...]string{"quiet +100ms", "close +1s", "quiet +100ms", "close +25ms", "empty-open +100ms", "empty-open +10s", "stat-changed +90ms", "none -", "none -", "stat-changed +90ms", "none -", "stat-changed +90ms", "stat-changed +90ms", "none -", "close +25ms", "stat-changed +90ms", "stat-changed +5ms", "close +25ms"}},
+	{rowClose, [...]string{"close +1s", "close +1s", "quiet +1s", "close +1s", "empty-open +100ms", "empty-open +10s", "close +990ms", "close +990ms", "none -", "quiet +1s", "none -", "close +990ms", "close +990ms", "none -", "close +1s", "close +990ms", "close +5ms", "close +25ms"}},
+	{rowCloseUnheard, [...]string{"close +25ms", "close +1s", "quiet +100ms", "close +25ms", "empty-open +100ms", "empty-open +10s", "close +15ms", "close +15ms", "none -", "quiet +100ms", "none -", "close +15ms", "close +15ms", "none -", "close +25ms", "close +15ms", "close +5ms", "close +25ms"}},
+	{rowEmptyOpen, [...]string{"quiet +100ms", "close +1s", "quiet +100ms", "close +25ms", "empty-open +100ms", "empty-open +10s", "empty-open +9.99s", "empty-open +9.99s", "none -", "quiet +100ms", "none -", "empty-open +9.99s", "empty-open +9.99s", "none -", "close +25ms", "empty-open +9.99s", "quiet +5ms", "close +25ms"}},
 }
 
 // waitInputs is everything a wait can take, in the table's order.
@@ -44,7 +44,8 @@ var waitInputs = [...]struct {
 	{"written,closes", func(w *readWait, now time.Time) { w.written(ReasonWrite, true, now) }},
 	{"resume", func(w *readWait, now time.Time) { w.resume(false, now) }},
 	{"resume,closes", func(w *readWait, now time.Time) { w.resume(true, now) }},
-	{"emptyWhileOpen", func(w *readWait, now time.Time) { w.emptyWhileOpen(ReasonWrite, now) }},
+	{"emptyWhileOpen", func(w *readWait, now time.Time) { w.emptyWhileOpen(ReasonWrite, false, now) }},
+	{"emptyWhileOpen,closes", func(w *readWait, now time.Time) { w.emptyWhileOpen(ReasonWrite, true, now) }},
 	{"statChanged", func(w *readWait, now time.Time) { w.statChanged(ReasonRecheck, now) }},
 	{"swapSeen", func(w *readWait, _ time.Time) { w.swapSeen() }},
 	{"moved", func(w *readWait, _ time.Time) { w.moved() }},
@@ -94,7 +95,7 @@ func waitIn(r waitRow, t0 time.Time) *readWait {
 	case rowCloseUnheard:
 		w.unheardWriter(ReasonEvent, t0)
 	case rowEmptyOpen:
-		w.emptyWhileOpen(ReasonWrite, t0)
+		w.emptyWhileOpen(ReasonWrite, true, t0)
 	}
 	if w.state != want {
 		panic(fmt.Sprintf("set-up of %s gave %s", r, w.state))
