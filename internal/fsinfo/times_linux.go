@@ -39,3 +39,20 @@ var multigrain = sync.OnceValue(func() bool {
 	major, minor := kernelVersion(unix.ByteSliceToString(u.Release[:]))
 	return major > 6 || major == 6 && minor >= 13
 })
+
+// noSizes lists the filesystems whose files report a size of 0 whatever
+// they hold (their content is made as it is read): proc, sysfs, debugfs,
+// tracefs, securityfs, configfs, cgroup and cgroup2.
+var noSizes = map[uint32]bool{0x9fa0: true, 0x62656572: true, 0x64626720: true, 0x74726163: true,
+	0x73636673: true, 0x62656570: true, 0x27e0eb: true, 0x63677270: true}
+
+// SizesAt reports whether the filesystem holding the open descriptor fd
+// gives its files their true size, as a filesystem that stores them does:
+// not proc's or sysfs's, whose files report 0. Unknown, it says they do.
+func SizesAt(fd int) bool {
+	var st unix.Statfs_t
+	if err := unix.Fstatfs(fd, &st); err != nil {
+		return true
+	}
+	return !noSizes[uint32(st.Type)]
+}

@@ -82,11 +82,22 @@ func ReadFile(abs, name string, limit int64, ask bool) (Result, error) {
 		// was read: a writer that opened it since is at work.
 		w.answer = decide.WritersOpen
 	}
-	// Fewer bytes than fstat said: the file was cut short as it was read,
-	// by a writer's truncation.
-	torn := info.Size() > 0 && int64(len(data)) < info.Size()
+	torn := cutShort(info.Size(), after.Size(), int64(len(data)), func() bool { return sizesTold(fd) })
 	return Result{Data: data, Sum: sha256.Sum256(data), Info: info, Torn: torn,
 		Writers: w.answer, Stamp: stamp, Fine: w.fine}, nil
+}
+
+// cutShort reports whether a read of n bytes, of a file whose fstat said
+// size before it and after once it was read, was cut short by a writer's
+// truncation: it read fewer bytes than the file had, or the file had fewer
+// bytes once read than the read found (the new content of a file found
+// empty came, and a truncation took it away again, as it was read: the
+// kernel grants a lease between the two, and on ext4 a change within one
+// tick of its clock may leave the stamps as they were, so neither tells).
+// A file whose filesystem does not give its size (sizes, asked only then:
+// proc, sysfs) reports 0 whatever it holds, and is never cut short so.
+func cutShort(before, after, n int64, sizes func() bool) bool {
+	return before > 0 && n < before || after < n && sizes()
 }
 
 // readAtMost reads r to its end, or until it has read limit+1 bytes, which

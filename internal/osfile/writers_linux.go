@@ -74,3 +74,12 @@ func releaseWriters(r readable) {
 		writers.Release(f.fd)
 	}
 }
+
+// sizesTold reports whether r's filesystem gives its files their true
+// size (fsinfo.SizesAt): not proc's or sysfs's, whose files report 0.
+func sizesTold(r readable) bool {
+	if f, ok := r.(*rawFile); ok {
+		return fsinfo.SizesAt(f.fd)
+	}
+	return true
+}
