@@ -251,8 +251,10 @@ func (e *engine[T]) reloadLocked(reason, changed string) error {
 		return e.rejectLocked(reason, changed, err)
 	}
 	id := e.spec.identity.of(next.k)
-	old := e.cur.Swap(next)
+	// Swapped in under the stats' lock: whoever sees the new config and
+	// then asks for Stats waits for them to count it.
 	e.statsMu.Lock()
+	old := e.cur.Swap(next)
 	e.stats.Published++
 	e.stats.LastPublished = time.Now()
 	e.stats.LastSucceeded = true
