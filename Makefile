@@ -28,7 +28,7 @@ SOAK        ?= 10m
 
 # The names' column is as wide as the longest name.
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' \
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -e 's/$$(SOAK)/$(SOAK)/g' -e 's/$$(FUZZTIME)/$(FUZZTIME)/g' | awk -F':.*## ' \
 		'{n[NR] = $$1; d[NR] = $$2; if (length($$1) > w) w = length($$1)} END {f = "  make %-" w "s  %s\n"; for (i = 1; i <= NR; i++) printf f, n[i], d[i]}'
 
 test: ## vet, then run every test with the race detector (every module's, and the koanf v1 and v2 projects')
