@@ -78,7 +78,7 @@ func TestDoctorAndWatchOnASingleFileMount(t *testing.T) {
 	assert.Contains(t, stdout, "PROBLEM  file mount  "+point+" is a single file mounted on its own, and its source was replaced on the host side "+
 		"(the mount table shows "+source+"//deleted; the file it holds has no name left)")
 
-	require.NoError(t, syscall.Unmount(point, 0)) // the mount made again
+	require.NoError(t, syscall.Unmount(point, syscall.MNT_DETACH)) // the mount made again (detached: a read may hold it busy a moment)
 	require.NoError(t, syscall.Mount(source, point, "", syscall.MS_BIND, ""))
 	w.out.wait(t, n, "update", "size=5") // a: 3 (the mount point's own empty file may come between)
 	_, _, code = runCmd(t, "doctor", point)
