@@ -159,3 +159,25 @@ func TestConfigMapVolumeRemovedAndRecreated(t *testing.T) {
 		r.waitContent(t, config(i)["config.yaml"])
 	}
 }
+
+// A key of a kubelet volume made again by hand as a plain file, then
+// emptied: the empty file is delivered within a window, not held ten
+// seconds for its creator's close, which came before the file's own watch
+// and went unheard (its directory, a kubelet volume's, does not report its
+// entries' closes). TestACreationWhoseOwnWatchCameFirstIsNotHeldForItsClose
+// (internal/decide) holds the rule.
+func TestAKeyMadeAgainByHandAndEmptiedIsNotHeldForItsCreatorsClose(t *testing.T) {
+	for range 3 {
+		v := newVolume(t, filepath.Join(t.TempDir(), "config"), config(1))
+		f, r := watched(t, v.path("config.yaml"))
+		v.update(config(2))
+		r.waitContent(t, "generation: 2\n")
+		require.NoError(t, os.Remove(v.path("config.yaml")))
+		write(t, v.path("config.yaml"), "generation: 3\n")
+		write(t, v.path("config.yaml"), "") // O_TRUNC, and nothing written
+		start := time.Now()
+		r.waitContent(t, "") // within waitFor (10 s): held for the close, it came at 10 s or later
+		r.logDelay(t, "the key made again and emptied", start)
+		f.Unwatch()
+	}
+}

@@ -324,12 +324,23 @@ func (d *Decider) made(name string, f *Facts, now time.Time) {
 	case info.Size() == 0 && d.cfg.Caps.Closes:
 		d.beginWriter(info, name)
 		d.writer.writes++
-		d.wait.emptyWhileOpen(ReasonWrite, true, now)
+		d.wait.emptyWhileOpen(ReasonWrite, d.creatorsCloseTold(), now)
 	default:
 		d.beginWriter(info, name)
 		d.writer.writes++
 		d.wait.written(ReasonWrite, d.cfg.Caps.Closes, now)
 	}
+}
+
+// creatorsCloseTold reports whether the close of the file a wait just began
+// for, at its creation's event, will be told. A file created has a watch of
+// its own already only if it was added after the creation (by a refresh
+// between the creation and the turn of its event): its creator may have
+// closed it before, unheard, unless its directory reports its entries'
+// closes. The file is then read again a window later, asking the kernel,
+// not held for MaxWriterWait for a close that came.
+func (d *Decider) creatorsCloseTold() bool {
+	return d.writer.watch == 0 || d.watches.watched[d.res.Home]&WatchCloses != 0
 }
 
 // beginWriter notes the file a wait for writers begins for, and the watch
