@@ -124,20 +124,11 @@ func (w *watchSet) plan(r *Resolution) []planned {
 func (w *watchSet) missing(r *Resolution, all bool) []planned {
 	var out []planned
 	for _, p := range w.plan(r) {
-		if all || w.watched[p.path]&p.kind != p.kind || w.ofAnother(r, p.path) {
+		if all || w.watched[p.path]&p.kind != p.kind {
 			out = append(out, p)
 		}
 	}
 	return out
-}
-
-// ofAnother reports whether the watch of p, r's one file, is of another
-// file than the one r led to: the file that had the name before (renamed
-// over). Its watch hears nothing of the one there now; added again, it is
-// that one's.
-func (w *watchSet) ofAnother(r *Resolution, p string) bool {
-	of := w.fileOf[p]
-	return of != nil && r.File != nil && len(r.Files) == 1 && r.Files[0] == p && !w.stats.SameFile(of, r.File)
 }
 
 // stillMissing is missing(r, false) once adds are made, without the paths
