@@ -219,6 +219,23 @@ func TestDecisions(t *testing.T) {
 			added(0, 3, nil, 0, "check path"),
 			checked(0, true, 0, "prune; resolve from root"),
 		}},
+		{"a file renamed over, read and watched before its old file's end is all taken: the rest of that end, on the old file's watch, is of no file of the path's", false, linux, []step{
+			event(0, Event{Name: path, Op: OpCreate}, facts(moved, 9), "resolve"), // IN_MOVED_TO on its directory
+			resolved(0, resolution(moved), false, nil, "read event"),
+			read(0, whole(ReasonEvent, moved, 9), "take queue"),
+			queue(0, Queue{}, "forward read; prune; nothing"),
+			// IN_DELETE_SELF on the old file's watch, still the path's here.
+			event(0, Event{Name: path, Op: OpRemove | OpGone, Watch: 2}, facts(moved, 9), "dropped /etc/app/config.yaml; resolve"),
+			resolved(0, resolution(moved), false, nil, "read event"),
+			read(0, whole(ReasonEvent, moved, 9), "take queue"),
+			queue(0, Queue{}, "forward read; add /etc/app/config.yaml (self|content)"),
+			added(0, 3, nil, 0, "check path"),
+			checked(0, false, 9, "prune; nothing"),
+			// IN_IGNORED on it, after the new file's watch: nothing to forget
+			// or add again, nothing to read (it was forgotten, added again and
+			// read again before this).
+			event(0, Event{Name: path, Op: OpRemove | OpGone, Watch: 2}, facts(moved, 9), "nothing"),
+		}},
 		{"a file renamed over whose own watch the kernel has no room for: its directory reports its writes from then on", false, linux, []step{
 			event(0, Event{Name: path, Op: OpRemove | OpGone, Watch: 2}, facts(moved, 9), "dropped /etc/app/config.yaml; nothing; wake +100ms"),
 			timer(100*time.Millisecond, "resolve"),

@@ -46,7 +46,15 @@ func (d *Decider) takeEvent(ev Event, f *Facts, now time.Time) eventKind {
 	// taken): what it says of the writer counts, even where its name no
 	// longer matters.
 	relevant := d.res.relevant(name)
-	if !relevant && !d.writer.cameOnOwnWatch(ev, waiting) {
+	own := d.writer.cameOnOwnWatch(ev, waiting)
+	if !relevant && !own {
+		return eventIgnored
+	}
+	if !own && d.watches.replaced(name, ev.Watch) {
+		// It came on a watch the path no longer has: of the file that had
+		// the name before the one watched now (a file renamed over telling
+		// of its own end, after its successor was read and watched). It
+		// says nothing of the path's file, nor of its watch.
 		return eventIgnored
 	}
 	if d.pending.touch(name, &d.res) {

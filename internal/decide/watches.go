@@ -216,6 +216,25 @@ func (w *watchSet) noWatchTells(r *Resolution) error {
 	return &WatchError{Path: r.Home, Err: why}
 }
 
+// replaced reports whether id, the watch an event on a watched inode itself
+// came on, is no longer path's: the loop has since watched the file that
+// took the name (a rename-over's, whose old file's end comes on the old
+// file's watch after its successor was read and watched). Taken as the
+// path's, that end would have the path's watch forgotten and added again,
+// and the file read again.
+func (w *watchSet) replaced(path string, id int) bool {
+	cur := w.ids[path]
+	if id == 0 || cur == 0 || id == cur {
+		return false
+	}
+	for _, other := range w.ids {
+		if other == id {
+			return false // a watch in use (a directory's, or the inode's under another name)
+		}
+	}
+	return true
+}
+
 // drop forgets the watch of a path the kernel dropped: a removed directory
 // or file, or a moved one, which no longer watches the path.
 func (w *watchSet) drop(path string) {
