@@ -32,6 +32,12 @@ func fileMount(t *testing.T) (source, point string) {
 	return source, point
 }
 
+// bindMount mounts source on point until the test ends. The mount is
+// detached in a cleanup, so after the watches made later have stopped
+// (cleanups run last first), and before the temporary directory is
+// removed: a deferred unmount ran while a watch still read through the
+// mount, failed with EBUSY, and left the directory impossible to remove
+// (TestOneDirectoryByTwoPathsServesBoth, 2 runs in 300 beside a hog).
 func bindMount(t *testing.T, source, point string) {
 	t.Helper()
 	require.NoError(t, unix.Mount(source, point, "", unix.MS_BIND, ""))
