@@ -236,6 +236,24 @@ func TestDecisions(t *testing.T) {
 			// read again before this).
 			event(0, Event{Name: path, Op: OpRemove | OpGone, Watch: 2}, facts(moved, 9), "nothing"),
 		}},
+		{"a file renamed over and written in place at once: its old file's last word, on the old file's watch, neither drops the new file's watch nor ends the wait for its writer", false, linux, []step{
+			event(0, Event{Name: path, Op: OpCreate}, facts(moved, 9), "resolve"),
+			resolved(0, resolution(moved), false, nil, "read event"),
+			read(0, whole(ReasonEvent, moved, 9), "take queue"),
+			queue(0, Queue{}, "forward read; prune; nothing"),
+			event(0, Event{Name: path, Op: OpRemove | OpGone, Watch: 2}, facts(moved, 9), "dropped /etc/app/config.yaml; resolve"),
+			resolved(0, resolution(moved), false, nil, "read event"),
+			read(0, whole(ReasonEvent, moved, 9), "take queue"),
+			queue(0, Queue{}, "forward read; add /etc/app/config.yaml (self|content)"),
+			added(0, 3, nil, 0, "check path"),
+			checked(0, false, 9, "prune; nothing"),
+			event(time.Millisecond, Event{Name: path, Op: OpWrite, Watch: 3}, facts(moved, 10), "nothing; wake +1s"),
+			// Taken as the path's watch's end, it had that watch removed and
+			// added again, and the writer's close, which came in between,
+			// was lost: the update waited MaxWriterWait (10 s).
+			event(2*time.Millisecond, Event{Name: path, Op: OpRemove | OpGone, Watch: 2}, facts(moved, 10), "nothing; wake +999ms"),
+			event(3*time.Millisecond, Event{Name: path, Op: OpClose, Watch: 3}, facts(moved, 10), "resolve"),
+		}},
 		{"a file renamed over whose own watch the kernel has no room for: its directory reports its writes from then on", false, linux, []step{
 			event(0, Event{Name: path, Op: OpRemove | OpGone, Watch: 2}, facts(moved, 9), "dropped /etc/app/config.yaml; nothing; wake +100ms"),
 			timer(100*time.Millisecond, "resolve"),

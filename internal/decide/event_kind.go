@@ -60,7 +60,7 @@ func (d *Decider) takeEvent(ev Event, f *Facts, now time.Time) eventKind {
 	if d.pending.touch(name, &d.res) {
 		d.chainTouched++ // the path may lead elsewhere now
 	}
-	if ev.Has(OpRemove) && d.watches.watched[name] != 0 && !slices.Contains(d.pending.drop, name) {
+	if ev.Has(OpRemove) && d.watches.watched[name] != 0 && d.watches.cameOn(name, ev.Watch) && !slices.Contains(d.pending.drop, name) {
 		d.watchGone(name)
 	}
 	kind, ok := d.writer.fromOwnWatch(ev, waiting)

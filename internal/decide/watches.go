@@ -221,7 +221,9 @@ func (w *watchSet) noWatchTells(r *Resolution) error {
 // took the name (a rename-over's, whose old file's end comes on the old
 // file's watch after its successor was read and watched). Taken as the
 // path's, that end would have the path's watch forgotten and added again,
-// and the file read again.
+// and the file read again; and what came on the live watch between its
+// removal and its return was lost (a writer's close: the update waited
+// MaxWriterWait).
 func (w *watchSet) replaced(path string, id int) bool {
 	cur := w.ids[path]
 	if id == 0 || cur == 0 || id == cur {
@@ -233,6 +235,14 @@ func (w *watchSet) replaced(path string, id int) bool {
 		}
 	}
 	return true
+}
+
+// cameOn reports whether an event on path that came on the watch id (0:
+// on its directory's) may tell of path's watch: not if it came on another
+// watch of path's inode (the awaited writer's file's, taken whatever the
+// path came to since), whose end is not the end of the watch path has now.
+func (w *watchSet) cameOn(path string, id int) bool {
+	return id == 0 || w.ids[path] == id
 }
 
 // drop forgets the watch of a path the kernel dropped: a removed directory
