@@ -257,7 +257,7 @@ func (d *Decider) resolved(p phase, r Resolution, unheard bool, file fs.FileInfo
 	case watchingPath:
 		d.res = r
 		d.pending.resolved(true)
-		d.adds = addProcedure{left: d.watches.missing(&d.res, d.pathWatch.all)}
+		d.adds = addProcedure{left: d.watches.missing(&d.res, d.last.info, d.pathWatch.all)}
 		d.pathWatch.all = false
 		d.pathWatch.round++
 		d.addNext(now)

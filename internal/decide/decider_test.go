@@ -120,6 +120,27 @@ func TestDecisions(t *testing.T) {
 			resolved(0, res, false, nil, "add /etc/app (self|names)"),
 			added(0, 0, fs.ErrPermission, ErrRefused, "prune; nothing"),
 		}},
+		{"a file renamed over after its read, in a directory that cannot be listed: the path's watch, of the old file, is kept as the path's, and the old file's end has the new one read", true, linux, []step{
+			open(0, "resolve from root"),
+			resolved(0, res, false, nil, "add /etc/app (self|names)"),
+			added(0, 0, fs.ErrPermission, ErrRefused, "add /etc/app/config.yaml (self|content)"),
+			added(0, 2, nil, 0, "resolve from root"),
+			resolved(0, res, false, nil, "add /etc/app (self|names)"),
+			added(0, 0, fs.ErrPermission, ErrRefused, "add /etc (self|names|content)"),
+			added(0, 3, nil, 0, "resolve from root"),
+			resolved(0, res, false, nil, "add /etc/app (self|names)"),
+			added(0, 0, fs.ErrPermission, ErrRefused, "prune; nothing"),
+			start(0, withWriters(whole(ReasonStart, readFile, 7), WritersNone), "forward read; add /etc/app (self|names)"),
+			added(0, 0, fs.ErrPermission, ErrRefused, "resolve from root"),
+			// The file is renamed over here: the resolution finds the new one.
+			resolved(0, resolution(moved), false, nil, "add /etc/app (self|names)"),
+			added(0, 0, fs.ErrPermission, ErrRefused, "prune; nothing"),
+			event(time.Millisecond, Event{Name: path, Op: OpAttrib, Watch: 2}, facts(moved, 9), "resolve"),
+			resolved(time.Millisecond, resolution(moved), false, nil, "read event"),
+			read(time.Millisecond, withWriters(whole(ReasonEvent, moved, 9), WritersNone), "forward read; add /etc/app (self|names)"),
+			// Read, the new file is watched by a watch of its own.
+			added(time.Millisecond, 0, fs.ErrPermission, ErrRefused, "add /etc/app/config.yaml (self|content)"),
+		}},
 		{"opening: a plain directory on the way is watched for its own move alone, the file's for its entries, the file for its writes", true, linux, []step{
 			open(0, "resolve from root"),
 			resolved(0, withSearched(res, "/", "/etc", dir), false, nil, "add /etc/app (self|names)"),
@@ -219,34 +240,27 @@ func TestDecisions(t *testing.T) {
 			added(0, 3, nil, 0, "check path"),
 			checked(0, true, 0, "prune; resolve from root"),
 		}},
-		{"a file renamed over, read and watched before its old file's end is all taken: the rest of that end, on the old file's watch, is of no file of the path's", false, linux, []step{
+		{"a file renamed over is watched by itself once read, and its old file's end, on the old file's watch, is of no file of the path's", false, linux, []step{
 			event(0, Event{Name: path, Op: OpCreate}, facts(moved, 9), "resolve"), // IN_MOVED_TO on its directory
 			resolved(0, resolution(moved), false, nil, "read event"),
 			read(0, whole(ReasonEvent, moved, 9), "take queue"),
-			queue(0, Queue{}, "forward read; prune; nothing"),
-			// IN_DELETE_SELF on the old file's watch, still the path's here.
-			event(0, Event{Name: path, Op: OpRemove | OpGone, Watch: 2}, facts(moved, 9), "dropped /etc/app/config.yaml; resolve"),
-			resolved(0, resolution(moved), false, nil, "read event"),
-			read(0, whole(ReasonEvent, moved, 9), "take queue"),
+			// The path's watch is the old file's: added again, it is this one's.
 			queue(0, Queue{}, "forward read; add /etc/app/config.yaml (self|content)"),
 			added(0, 3, nil, 0, "check path"),
 			checked(0, false, 9, "prune; nothing"),
-			// IN_IGNORED on it, after the new file's watch: nothing to forget
-			// or add again, nothing to read (it was forgotten, added again and
-			// read again before this).
+			// IN_DELETE_SELF and IN_IGNORED on the old file's watch: nothing
+			// to forget or add again, nothing to read.
+			event(0, Event{Name: path, Op: OpRemove | OpGone, Watch: 2}, facts(moved, 9), "nothing"),
 			event(0, Event{Name: path, Op: OpRemove | OpGone, Watch: 2}, facts(moved, 9), "nothing"),
 		}},
 		{"a file renamed over and written in place at once: its old file's last word, on the old file's watch, neither drops the new file's watch nor ends the wait for its writer", false, linux, []step{
 			event(0, Event{Name: path, Op: OpCreate}, facts(moved, 9), "resolve"),
 			resolved(0, resolution(moved), false, nil, "read event"),
 			read(0, whole(ReasonEvent, moved, 9), "take queue"),
-			queue(0, Queue{}, "forward read; prune; nothing"),
-			event(0, Event{Name: path, Op: OpRemove | OpGone, Watch: 2}, facts(moved, 9), "dropped /etc/app/config.yaml; resolve"),
-			resolved(0, resolution(moved), false, nil, "read event"),
-			read(0, whole(ReasonEvent, moved, 9), "take queue"),
 			queue(0, Queue{}, "forward read; add /etc/app/config.yaml (self|content)"),
 			added(0, 3, nil, 0, "check path"),
 			checked(0, false, 9, "prune; nothing"),
+			event(0, Event{Name: path, Op: OpAttrib, Watch: 2}, facts(moved, 9), "nothing"),
 			event(time.Millisecond, Event{Name: path, Op: OpWrite, Watch: 3}, facts(moved, 10), "nothing; wake +1s"),
 			// Taken as the path's watch's end, it had that watch removed and
 			// added again, and the writer's close, which came in between,
@@ -356,7 +370,11 @@ func TestDecisions(t *testing.T) {
 			read(time.Millisecond, stamped(withWriters(whole(ReasonWrite, written, 8), WritersNone), 50), "forward read; prune; nothing"),
 			event(time.Second, Event{Name: path, Op: OpCreate}, facts(moved, 9), "read event, first"),
 			read(time.Second, stamped(withWriters(whole(ReasonEvent, moved, 9), WritersNone), 60), "forward read; resolve"),
-			resolved(time.Second, resolution(moved), false, nil, "prune; nothing"),
+			// The path's own watch is the file's it replaced: added again, it
+			// is this one's.
+			resolved(time.Second, resolution(moved), false, nil, "add /etc/app/config.yaml (self|content|opens)"),
+			added(time.Second, 3, nil, 0, "check path"),
+			checked(time.Second, false, 9, "prune; nothing"),
 		}},
 		{"a read made first that the path no longer leads to by its resolution: read again, in the usual order, by a resolution from the root (one resumed could keep disagreeing)", false, counting, []step{
 			event(0, Event{Name: path, Op: OpWrite, Watch: 2}, asWritten, "nothing; wake +1s"),

@@ -120,21 +120,36 @@ func (w *watchSet) plan(r *Resolution) []planned {
 }
 
 // missing lists what the plan for r watches that is not watched yet, or
-// not for all it is to report (all of it if all).
-func (w *watchSet) missing(r *Resolution, all bool) []planned {
+// not for all it is to report (all of it if all). read is the file of the
+// last read accepted (see ofAnother).
+func (w *watchSet) missing(r *Resolution, read fs.FileInfo, all bool) []planned {
 	var out []planned
 	for _, p := range w.plan(r) {
-		if all || w.watched[p.path]&p.kind != p.kind {
+		if all || w.watched[p.path]&p.kind != p.kind || w.ofAnother(r, p.path, read) {
 			out = append(out, p)
 		}
 	}
 	return out
 }
 
+// ofAnother reports whether the watch of p, r's one file, is of another
+// file than the one r led to, and that one was read: the file that had the
+// name before was renamed over. Its watch hears nothing of the one there
+// now; added again, it is that one's, and the old file's end, which comes
+// on the old watch, is of no file of the path's (see replaced). Not where
+// the file r led to was not read: where the file's directory cannot be
+// listed, the old file's end is the only word of the new file, and it must
+// be taken as the path's, to read what is there now.
+func (w *watchSet) ofAnother(r *Resolution, p string, read fs.FileInfo) bool {
+	of := w.fileOf[p]
+	return of != nil && r.File != nil && read != nil && len(r.Files) == 1 && r.Files[0] == p &&
+		!w.stats.SameFile(of, r.File) && w.stats.SameFile(read, r.File)
+}
+
 // stillMissing is missing(r, false) once adds are made, without the paths
 // refused: a file's watch refused has its directories report its writes.
-func (w *watchSet) stillMissing(r *Resolution) []planned {
-	return slices.DeleteFunc(w.missing(r, false), func(p planned) bool { return w.refused[p.path] != nil })
+func (w *watchSet) stillMissing(r *Resolution, read fs.FileInfo) []planned {
+	return slices.DeleteFunc(w.missing(r, read, false), func(p planned) bool { return w.refused[p.path] != nil })
 }
 
 // inPlan reports whether the plan for r watches p.

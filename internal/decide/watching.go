@@ -17,7 +17,7 @@ import "time"
 // shows in the stat, or in a directory gone by its Add, and is read again
 // as where no watch saw writers.
 func (d *Decider) afterRead(all bool, now time.Time) {
-	missing := d.watches.missing(&d.res, all)
+	missing := d.watches.missing(&d.res, d.last.info, all)
 	if len(missing) == 0 {
 		d.finishAfterRead(now)
 		return
@@ -35,7 +35,7 @@ func (d *Decider) addNext(now time.Time) {
 		return
 	}
 	if d.adds.forRead {
-		if more := d.watches.stillMissing(&d.res); d.adds.err == nil && !d.adds.again && len(more) > 0 {
+		if more := d.watches.stillMissing(&d.res, d.last.info); d.adds.err == nil && !d.adds.again && len(more) > 0 {
 			// A file's watch was refused after its directories were
 			// watched for names alone: they are to report its writes.
 			d.adds.left, d.adds.again = more, true
