@@ -1,7 +1,6 @@
 package file
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 )
@@ -30,7 +29,7 @@ const maxGenerationReads = 100
 // kubeletGeneration names the payload a kubelet volume holds now: the
 // target of its ..data link, "" if there is none.
 func kubeletGeneration(link string) string {
-	gen, err := os.Readlink(link)
+	gen, err := readlink(link)
 	if err != nil {
 		return ""
 	}

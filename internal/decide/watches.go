@@ -51,6 +51,8 @@ type watchSet struct {
 	// is then heard only through the file's directory, which is asked for
 	// its entries' closes.
 	closes bool
+
+	planned []planned // plan's buffer
 }
 
 func newWatchSet(c Caps, st Inodes) watchSet {
@@ -74,8 +76,13 @@ type planned struct {
 // for their writes, closes and attributes (a write through another of a
 // file's names, a hard link or the source of a bind mount, is reported
 // only there).
+//
+// The list is the set's own buffer, good until the next plan: each caller
+// is done with it before it returns (a kubelet update plans a few times,
+// and its list grew from nothing each time: 12 allocations an update).
 func (w *watchSet) plan(r *Resolution) []planned {
-	var out []planned
+	out := w.planned[:0]
+	defer func() { w.planned = out[:0] }()
 	add := func(p string, k WatchKind) {
 		if i := slices.IndexFunc(out, func(q planned) bool { return q.path == p }); i >= 0 {
 			out[i].kind |= k
@@ -301,6 +308,9 @@ func (w *watchSet) dirs(r *Resolution, kept string) []string {
 	var dirs []string
 	for p := range w.watched {
 		if p != kept && !r.isFile(p) {
+			if dirs == nil {
+				dirs = make([]string, 0, len(w.watched)) // grown once, not from nothing
+			}
 			dirs = append(dirs, p)
 		}
 	}

@@ -29,10 +29,16 @@ func openToRead(path string) (readable, error) {
 	}
 }
 
-// rawFile is a descriptor opened by openToRead.
+// rawFile is a descriptor opened by openToRead. It holds the results of
+// its first two fstats, so that a read's two (as it opens the file, and
+// once it has read it) cost no allocation: the first is kept as the read's
+// Info; later ones reuse the second, which no caller keeps (see Stat).
 type rawFile struct {
-	fd   int
-	path string
+	fd    int
+	path  string
+	stats int      // fstats made so far
+	first statInfo // the first fstat's result, the read's Info
+	later statInfo // the last of the others
 }
 
 func (f *rawFile) Read(p []byte) (int, error) {
@@ -50,8 +56,17 @@ func (f *rawFile) Read(p []byte) (int, error) {
 	}
 }
 
+// Stat fstats the descriptor. The first result is the file's own; each
+// later one overwrites the one before, and is only good until the next
+// call: ReadFile keeps the first as the read's Info, and only compares the
+// second with it.
 func (f *rawFile) Stat() (fs.FileInfo, error) {
-	info := &statInfo{name: filepath.Base(f.path)}
+	info := &f.later
+	if f.stats == 0 {
+		info = &f.first
+	}
+	f.stats++
+	info.name = filepath.Base(f.path)
 	for {
 		err := syscall.Fstat(f.fd, &info.st)
 		switch {

@@ -63,7 +63,7 @@ func ReadFile(abs, name string, limit int64, ask bool) (Result, error) {
 	}
 	w := askWriters(fd, ask)
 	data, err := readAtMost(fd, info.Size(), limit)
-	after, aerr := fd.Stat()
+	after, aerr := fd.Stat() // only compared with info: see rawFile.Stat
 	if w.held {
 		releaseWriters(fd)
 	}
