@@ -257,7 +257,11 @@ func (d *Decider) resolved(p phase, r Resolution, unheard bool, file fs.FileInfo
 	case watchingPath:
 		d.res = r
 		d.pending.resolved(true)
-		d.adds = addProcedure{left: d.watches.missing(&d.res, d.last.info, d.pathWatch.all)}
+		// A file's own watch of the file renamed over is not added again
+		// here, before that file is read (see watchSet.ofAnother): no
+		// check of the path follows these adds, and a write between the
+		// read and the Add would go unheard.
+		d.adds = addProcedure{left: d.watches.missing(&d.res, nil, d.pathWatch.all)}
 		d.pathWatch.all = false
 		d.pathWatch.round++
 		d.addNext(now)

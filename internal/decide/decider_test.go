@@ -141,6 +141,35 @@ func TestDecisions(t *testing.T) {
 			// Read, the new file is watched by a watch of its own.
 			added(time.Millisecond, 0, fs.ErrPermission, ErrRefused, "add /etc/app/config.yaml (self|content)"),
 		}},
+		{"a file renamed over before the first read, in a directory that cannot be listed: the new file, read, is watched by itself only at a read's adds, which a check of the path follows, and until then the old file's end is the path's", true, linux, []step{
+			open(0, "resolve from root"),
+			resolved(0, res, false, nil, "add /etc/app (self|names)"),
+			added(0, 0, fs.ErrPermission, ErrRefused, "add /etc/app/config.yaml (self|content)"),
+			added(0, 2, nil, 0, "resolve from root"),
+			resolved(0, res, false, nil, "add /etc/app (self|names)"),
+			added(0, 0, fs.ErrPermission, ErrRefused, "add /etc (self|names|content)"),
+			added(0, 3, nil, 0, "resolve from root"),
+			resolved(0, res, false, nil, "add /etc/app (self|names)"),
+			added(0, 0, fs.ErrPermission, ErrRefused, "prune; nothing"),
+			// Renamed over here: the first read finds the new file.
+			start(0, withWriters(whole(ReasonStart, moved, 9), WritersNone), "forward read; add /etc/app (self|names)"),
+			added(0, 0, fs.ErrPermission, ErrRefused, "resolve from root"),
+			// Added here, the new file's watch would come after a write
+			// made since the read, unheard, and nothing would check.
+			resolved(0, resolution(moved), false, nil, "add /etc/app (self|names)"),
+			added(0, 0, fs.ErrPermission, ErrRefused, "prune; nothing"),
+			// The new file written in place (its stat 10), unheard; the old
+			// file's link count dropping, on the path's watch, says the path
+			// changed.
+			event(time.Millisecond, Event{Name: path, Op: OpAttrib, Watch: 2}, facts(moved, 10), "resolve"),
+			resolved(time.Millisecond, resolution(moved), false, nil, "read event"),
+			read(time.Millisecond, withWriters(whole(ReasonEvent, moved, 10), WritersNone), "forward read; add /etc/app (self|names)"),
+			added(time.Millisecond, 0, fs.ErrPermission, ErrRefused, "add /etc/app/config.yaml (self|content)"),
+			added(time.Millisecond, 4, nil, 0, "resolve from root"),
+			resolved(time.Millisecond, resolution(moved), false, nil, "add /etc/app (self|names)"),
+			added(time.Millisecond, 0, fs.ErrPermission, ErrRefused, "prune; check path"),
+			checked(time.Millisecond, false, 10, "prune; nothing"),
+		}},
 		{"opening: a plain directory on the way is watched for its own move alone, the file's for its entries, the file for its writes", true, linux, []step{
 			open(0, "resolve from root"),
 			resolved(0, withSearched(res, "/", "/etc", dir), false, nil, "add /etc/app (self|names)"),

@@ -128,7 +128,7 @@ func (w *watchSet) plan(r *Resolution) []planned {
 
 // missing lists what the plan for r watches that is not watched yet, or
 // not for all it is to report (all of it if all). read is the file of the
-// last read accepted (see ofAnother).
+// read the adds follow, nil if they follow none (see ofAnother).
 func (w *watchSet) missing(r *Resolution, read fs.FileInfo, all bool) []planned {
 	var out []planned
 	for _, p := range w.plan(r) {
@@ -143,10 +143,12 @@ func (w *watchSet) missing(r *Resolution, read fs.FileInfo, all bool) []planned 
 // file than the one r led to, and that one was read: the file that had the
 // name before was renamed over. Its watch hears nothing of the one there
 // now; added again, it is that one's, and the old file's end, which comes
-// on the old watch, is of no file of the path's (see replaced). Not where
-// the file r led to was not read: where the file's directory cannot be
-// listed, the old file's end is the only word of the new file, and it must
-// be taken as the path's, to read what is there now.
+// on the old watch, is of no file of the path's (see replaced). Only after
+// a read of the file r leads to, whose adds are followed by a check of the
+// path (a write between the read and the Add shows in the stat): where
+// the file's directory cannot be listed, the old file's end is the only
+// word of the new file, and it must be taken as the path's, to read what
+// is there now.
 func (w *watchSet) ofAnother(r *Resolution, p string, read fs.FileInfo) bool {
 	of := w.fileOf[p]
 	return of != nil && r.File != nil && read != nil && len(r.Files) == 1 && r.Files[0] == p &&
