@@ -360,6 +360,17 @@ func (d *Decider) ownWatchAdded(res AddResult, after fs.FileInfo, writers Writer
 			// before the watch came, still counted: asked again soon.
 			d.wait.askAgain(ReasonWrite, now)
 			d.writer.counted = true
+		case WritersUnknown:
+			if !d.watches.closesOf(path) {
+				// The kernel did not say (a file the process does not
+				// own), and the writer's close, if it came before the
+				// watch, was heard by no one: its directory does not
+				// report its entries' closes (the path's file was in
+				// another directory until now: a kubelet volume's key
+				// made a plain file). Read again a writer no event told
+				// of's pause later, not at MaxWriterWait.
+				d.wait.askAgain(ReasonWrite, now)
+			}
 		}
 	default:
 		// The path no longer shows the file: it may have gone before the

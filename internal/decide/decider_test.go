@@ -60,6 +60,15 @@ func added(at time.Duration, id int, err error, kind ErrKind, want string) step 
 	}, want}
 }
 
+// noCloses has the watch of the directory p report no closes of its
+// entries from now on, as one added for its names alone does.
+func noCloses(p string) step {
+	return step{0, func(d *Decider, now time.Time) Decision {
+		d.watches.watched[p] &^= WatchCloses
+		return Decision{}
+	}, "nothing"}
+}
+
 func ownAdded(at time.Duration, id int, after fs.FileInfo, want string) step {
 	return step{at, func(d *Decider, now time.Time) Decision {
 		return d.OwnWatchAdded(AddResult{ID: id}, after, WritersUnknown, now)
@@ -314,6 +323,15 @@ func TestDecisions(t *testing.T) {
 			resolved(time.Millisecond, resolution(createdWritten), false, nil, "read write"),
 			read(time.Millisecond, whole(ReasonWrite, createdWritten, 12), "take queue"),
 			queue(time.Millisecond, Queue{}, "forward read; prune; nothing"),
+		}},
+		{"a creator that may have closed before the new file's own watch came, in a directory that does not report closes, where the kernel does not say who writes: the file is read a writer no event told of's pause later, not ten seconds later", false, linux, []step{
+			noCloses(dir),
+			event(0, Event{Name: path, Op: OpCreate | OpMade}, facts(created, 11).withEntry(path, created), "add own /etc/app/config.yaml; wake +10s"),
+			ownAdded(time.Millisecond, 5, createdWritten, "nothing; wake +25ms"),
+			timer(26*time.Millisecond, "resolve"),
+			resolved(26*time.Millisecond, resolution(createdWritten), false, nil, "read write"),
+			read(26*time.Millisecond, whole(ReasonWrite, createdWritten, 12), "take queue"),
+			queue(26*time.Millisecond, Queue{}, "forward read; add /etc/app (self|names|closes)"),
 		}},
 		{"the first read where the kernel says who writes: the file's directory is not asked for its entries' closes", true, linux, []step{
 			open(0, "resolve from root"),

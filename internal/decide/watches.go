@@ -2,6 +2,7 @@ package decide
 
 import (
 	"io/fs"
+	"path/filepath"
 	"slices"
 )
 
@@ -259,6 +260,12 @@ func (w *watchSet) replaced(path string, id int) bool {
 		}
 	}
 	return true
+}
+
+// closesOf reports whether the directory of the file at path reports its
+// entries' closes.
+func (w *watchSet) closesOf(path string) bool {
+	return w.watched[filepath.Dir(path)]&WatchCloses != 0
 }
 
 // cameOn reports whether an event on path that came on the watch id (0:
