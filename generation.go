@@ -3,6 +3,8 @@ package file
 import (
 	"path/filepath"
 	"strings"
+
+	"github.com/keepwatch/file/internal/chain"
 )
 
 // A kubelet volume (a ConfigMap's, a Secret's, a projected one) holds its
@@ -29,7 +31,7 @@ const maxGenerationReads = 100
 // kubeletGeneration names the payload a kubelet volume holds now: the
 // target of its ..data link, "" if there is none.
 func kubeletGeneration(link string) string {
-	gen, err := readlink(link)
+	gen, err := chain.Readlink(link) // no buffer to allocate: it is on the way to every callback
 	if err != nil {
 		return ""
 	}

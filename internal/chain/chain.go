@@ -310,3 +310,13 @@ func split(p string) []string {
 	parts := strings.FieldsFunc(p, func(r rune) bool { return r < utf8.RuneSelf && os.IsPathSeparator(uint8(r)) })
 	return slices.DeleteFunc(parts, func(s string) bool { return s == "." })
 }
+
+// Readlink returns the target of the symlink at path, as os.Readlink does,
+// read into a buffer on the stack where it fits: a kubelet volume's ..data
+// is read on the way to every callback there, and os.Readlink's buffer
+// was an allocation more each time.
+func Readlink(path string) (string, error) {
+	var buf [256]byte
+	b := buf[:]
+	return readlink(path, &b)
+}

@@ -60,6 +60,24 @@ func added(at time.Duration, id int, err error, kind ErrKind, want string) step 
 	}, want}
 }
 
+// openedWithARefusedDirectory opens a decider of the path res resolves,
+// whose directory refuses a watch (it cannot be listed): it is done
+// without while the file's own watch stands in, tried again each round,
+// the directory above reporting it.
+func openedWithARefusedDirectory(res Resolution) []step {
+	return []step{
+		open(0, "resolve from root"),
+		resolved(0, res, false, nil, "add /etc/app (self|names)"),
+		added(0, 0, fs.ErrPermission, ErrRefused, "add /etc/app/config.yaml (self|content)"),
+		added(0, 2, nil, 0, "resolve from root"),
+		resolved(0, res, false, nil, "add /etc/app (self|names)"),
+		added(0, 0, fs.ErrPermission, ErrRefused, "add /etc (self|names|content)"),
+		added(0, 3, nil, 0, "resolve from root"),
+		resolved(0, res, false, nil, "add /etc/app (self|names)"),
+		added(0, 0, fs.ErrPermission, ErrRefused, "prune; nothing"),
+	}
+}
+
 // noCloses has the watch of the directory p report no closes of its
 // entries from now on, as one added for its names alone does.
 func noCloses(p string) step {
@@ -117,28 +135,8 @@ func TestDecisions(t *testing.T) {
 			added(0, 2, nil, 0, "resolve from root"),
 			resolved(0, res, false, nil, "prune; nothing"),
 		}},
-		{"opening: a directory that refuses a watch is done without while the file's own watch stands in", true, linux, []step{
-			open(0, "resolve from root"),
-			resolved(0, res, false, nil, "add /etc/app (self|names)"),
-			added(0, 0, fs.ErrPermission, ErrRefused, "add /etc/app/config.yaml (self|content)"),
-			added(0, 2, nil, 0, "resolve from root"),
-			// Tried again each round; the one above stands in for it.
-			resolved(0, res, false, nil, "add /etc/app (self|names)"),
-			added(0, 0, fs.ErrPermission, ErrRefused, "add /etc (self|names|content)"),
-			added(0, 3, nil, 0, "resolve from root"),
-			resolved(0, res, false, nil, "add /etc/app (self|names)"),
-			added(0, 0, fs.ErrPermission, ErrRefused, "prune; nothing"),
-		}},
-		{"a file renamed over after its read, in a directory that cannot be listed: the path's watch, of the old file, is kept as the path's, and the old file's end has the new one read", true, linux, []step{
-			open(0, "resolve from root"),
-			resolved(0, res, false, nil, "add /etc/app (self|names)"),
-			added(0, 0, fs.ErrPermission, ErrRefused, "add /etc/app/config.yaml (self|content)"),
-			added(0, 2, nil, 0, "resolve from root"),
-			resolved(0, res, false, nil, "add /etc/app (self|names)"),
-			added(0, 0, fs.ErrPermission, ErrRefused, "add /etc (self|names|content)"),
-			added(0, 3, nil, 0, "resolve from root"),
-			resolved(0, res, false, nil, "add /etc/app (self|names)"),
-			added(0, 0, fs.ErrPermission, ErrRefused, "prune; nothing"),
+		{"opening: a directory that refuses a watch is done without while the file's own watch stands in", true, linux, openedWithARefusedDirectory(res)},
+		{"a file renamed over after its read, in a directory that cannot be listed: the path's watch, of the old file, is kept as the path's, and the old file's end has the new one read", true, linux, append(openedWithARefusedDirectory(res),
 			start(0, withWriters(whole(ReasonStart, readFile, 7), WritersNone), "forward read; add /etc/app (self|names)"),
 			added(0, 0, fs.ErrPermission, ErrRefused, "resolve from root"),
 			// The file is renamed over here: the resolution finds the new one.
@@ -149,17 +147,8 @@ func TestDecisions(t *testing.T) {
 			read(time.Millisecond, withWriters(whole(ReasonEvent, moved, 9), WritersNone), "forward read; add /etc/app (self|names)"),
 			// Read, the new file is watched by a watch of its own.
 			added(time.Millisecond, 0, fs.ErrPermission, ErrRefused, "add /etc/app/config.yaml (self|content)"),
-		}},
-		{"a file renamed over before the first read, in a directory that cannot be listed: the new file, read, is watched by itself only at a read's adds, which a check of the path follows, and until then the old file's end is the path's", true, linux, []step{
-			open(0, "resolve from root"),
-			resolved(0, res, false, nil, "add /etc/app (self|names)"),
-			added(0, 0, fs.ErrPermission, ErrRefused, "add /etc/app/config.yaml (self|content)"),
-			added(0, 2, nil, 0, "resolve from root"),
-			resolved(0, res, false, nil, "add /etc/app (self|names)"),
-			added(0, 0, fs.ErrPermission, ErrRefused, "add /etc (self|names|content)"),
-			added(0, 3, nil, 0, "resolve from root"),
-			resolved(0, res, false, nil, "add /etc/app (self|names)"),
-			added(0, 0, fs.ErrPermission, ErrRefused, "prune; nothing"),
+		)},
+		{"a file renamed over before the first read, in a directory that cannot be listed: the new file, read, is watched by itself only at a read's adds, which a check of the path follows, and until then the old file's end is the path's", true, linux, append(openedWithARefusedDirectory(res),
 			// Renamed over here: the first read finds the new file.
 			start(0, withWriters(whole(ReasonStart, moved, 9), WritersNone), "forward read; add /etc/app (self|names)"),
 			added(0, 0, fs.ErrPermission, ErrRefused, "resolve from root"),
@@ -178,7 +167,7 @@ func TestDecisions(t *testing.T) {
 			resolved(time.Millisecond, resolution(moved), false, nil, "add /etc/app (self|names)"),
 			added(time.Millisecond, 0, fs.ErrPermission, ErrRefused, "prune; check path"),
 			checked(time.Millisecond, false, 10, "prune; nothing"),
-		}},
+		)},
 		{"opening: a plain directory on the way is watched for its own move alone, the file's for its entries, the file for its writes", true, linux, []step{
 			open(0, "resolve from root"),
 			resolved(0, withSearched(res, "/", "/etc", dir), false, nil, "add /etc/app (self|names)"),

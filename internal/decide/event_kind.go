@@ -340,7 +340,7 @@ func (d *Decider) made(name string, f *Facts, now time.Time) {
 // closes. The file is then read again a window later, asking the kernel,
 // not held for MaxWriterWait for a close that came.
 func (d *Decider) creatorsCloseTold() bool {
-	return d.writer.watch == 0 || d.watches.watched[d.res.Home]&WatchCloses != 0
+	return d.writer.watch == 0 || d.watches.closesOf(d.writer.path)
 }
 
 // beginWriter notes the file a wait for writers begins for, and the watch
