@@ -197,8 +197,12 @@ profile: ## CPU profile and runtime trace of keepwatch alone in one latency scen
 # and in those beside it that build on every platform.
 LINTED      := . live keepwatchprom cmd/demo tests/koanf tests/bench tests/k8smount tests/prom tests/cpu
 PLATFORMS   := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64 freebsd/amd64 freebsd/arm64
+# And the library builds on the other Linux architectures Go has, whose
+# system calls' structures differ in the widths of their fields (statfs's
+# type is 32 bits on 386, arm, mips and s390x).
+BUILT       := linux/386 linux/arm linux/mips linux/s390x linux/riscv64 linux/ppc64le
 
-lint: $(STATICCHECK) ## go vet on every platform, gofmt and staticcheck
+lint: $(STATICCHECK) ## go vet on every platform, the library built on the other Linux architectures, gofmt and staticcheck
 	@for p in $(PLATFORMS); do \
 		printf 'vet %-14s ' $$p; \
 		for m in $(LINTED); do \
@@ -206,6 +210,7 @@ lint: $(STATICCHECK) ## go vet on every platform, gofmt and staticcheck
 		done; \
 		echo ok; \
 	done
+	@for p in $(BUILT); do printf 'build %-12s ' $$p; GOWORK=off GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build ./... || exit 1; echo ok; done
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	@for m in $(LINTED) tests/fleet tests/release; do echo "staticcheck $$m"; (cd $$m && GOWORK=$$([ $$m = . ] && echo off) $(STATICCHECK) ./...) || exit 1; done
 

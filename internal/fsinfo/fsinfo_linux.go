@@ -44,7 +44,7 @@ func Type(path string) (name string, noEvents bool) {
 	if err := syscall.Statfs(path, &st); err != nil {
 		return "", false
 	}
-	return Kind(st.Type)
+	return Kind(int64(st.Type))
 }
 
 // Kind is Type for a statfs magic number, as fstatfs(2) returns it.
