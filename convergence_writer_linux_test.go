@@ -54,6 +54,6 @@ func askAsWatch(path string) error {
 		return err
 	}
 	defer f.Close()
-	_, err = writers.On(int(f.Fd()))
+	_, err = writers.On(int(f.Fd()), 0)
 	return err
 }

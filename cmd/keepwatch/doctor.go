@@ -279,7 +279,7 @@ func (r *report) writers(real string) {
 		return // file has said why
 	}
 	defer f.Close()
-	a, err := writers.On(int(f.Fd()))
+	a, err := writers.On(int(f.Fd()), 0) // 0: no mount ID; the doctor asks once
 	switch {
 	case a == decide.WritersOpen:
 		r.add(warn, "writers", "someone holds the file open for writing now: the watch waits for its close (or a second without a write) before it reads")
@@ -309,7 +309,7 @@ func (r *report) changeTimes(f *os.File) {
 	if runtime.GOOS != "linux" {
 		return
 	}
-	if fsinfo.FineTimesAt(int(f.Fd())) {
+	if fsinfo.FineTimesAt(int(f.Fd()), 0) {
 		r.add(ok, "times", "fine (every change after a stat gets one of its own): no read of the watch holds a writer's open")
 		return
 	}

@@ -10,8 +10,8 @@ func Type(string) (name string, noEvents bool) { return "", false }
 func FineTimes(int64) bool { return false }
 
 // FineTimesAt is FineTimes for an open descriptor.
-func FineTimesAt(int) bool { return false }
+func FineTimesAt(int, uint64) bool { return false }
 
 // SizesAt says that the filesystem gives files their true size: proc
 // and sysfs, whose files report 0, are Linux's.
-func SizesAt(int) bool { return true }
+func SizesAt(int, uint64) bool { return true }

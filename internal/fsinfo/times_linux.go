@@ -20,13 +20,11 @@ var fineTimes = map[uint32]bool{0xef53: true, 0x58465342: true, 0x9123683e: true
 func FineTimes(magic int64) bool { return fineTimes[uint32(magic)] && multigrain() }
 
 // FineTimesAt is FineTimes for the filesystem holding the open descriptor
-// fd.
-func FineTimesAt(fd int) bool {
-	var st unix.Statfs_t
-	if err := unix.Fstatfs(fd, &st); err != nil {
-		return false
-	}
-	return FineTimes(int64(st.Type))
+// fd, opened through the mount whose unique ID is mount (0 if not known:
+// see Magic).
+func FineTimesAt(fd int, mount uint64) bool {
+	magic, err := Magic(fd, mount)
+	return err == nil && FineTimes(magic)
 }
 
 // multigrain reports whether the running kernel has multigrain
@@ -46,13 +44,12 @@ var multigrain = sync.OnceValue(func() bool {
 var noSizes = map[uint32]bool{0x9fa0: true, 0x62656572: true, 0x64626720: true, 0x74726163: true,
 	0x73636673: true, 0x62656570: true, 0x27e0eb: true, 0x63677270: true}
 
-// SizesAt reports whether the filesystem holding the open descriptor fd
-// gives its files their true size, as a filesystem that stores them does:
-// not proc's or sysfs's, whose files report 0. Unknown, it says they do.
-func SizesAt(fd int) bool {
-	var st unix.Statfs_t
-	if err := unix.Fstatfs(fd, &st); err != nil {
-		return true
-	}
-	return !noSizes[uint32(st.Type)]
+// SizesAt reports whether the filesystem holding the open descriptor fd,
+// opened through the mount whose unique ID is mount (0 if not known: see
+// Magic), gives its files their true size, as a filesystem that stores
+// them does: not proc's or sysfs's, whose files report 0. Unknown, it
+// says they do.
+func SizesAt(fd int, mount uint64) bool {
+	magic, err := Magic(fd, mount)
+	return err != nil || !noSizes[uint32(magic)]
 }

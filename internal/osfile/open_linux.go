@@ -39,6 +39,10 @@ type rawFile struct {
 	stats int      // fstats made so far
 	first statInfo // the first fstat's result, the read's Info
 	later statInfo // the last of the others
+	// mount is the unique ID of the mount the file was opened through,
+	// which the first stat learns (statxFd); 0 if the kernel did not say.
+	// The filesystem's kind is kept by it (fsinfo.Magic).
+	mount uint64
 }
 
 func (f *rawFile) Read(p []byte) (int, error) {
@@ -59,7 +63,7 @@ func (f *rawFile) Read(p []byte) (int, error) {
 // Stat fstats the descriptor. The first result is the file's own; each
 // later one overwrites the one before, and is only good until the next
 // call: ReadFile keeps the first as the read's Info, and only compares the
-// second with it.
+// second with it. The first is a statx, which also names the mount.
 func (f *rawFile) Stat() (fs.FileInfo, error) {
 	info := &f.later
 	if f.stats == 0 {
@@ -67,6 +71,16 @@ func (f *rawFile) Stat() (fs.FileInfo, error) {
 	}
 	f.stats++
 	info.name = filepath.Base(f.path)
+	if info == &f.first {
+		mount, ok, err := statxFd(f.fd, &info.st)
+		if err != nil {
+			return nil, &fs.PathError{Op: "stat", Path: f.path, Err: err}
+		}
+		if ok {
+			f.mount = mount
+			return info, nil
+		}
+	}
 	for {
 		err := syscall.Fstat(f.fd, &info.st)
 		switch {

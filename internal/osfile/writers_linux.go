@@ -11,8 +11,8 @@ import (
 
 // writersOn asks the kernel whether anyone holds the file open for
 // writing, on fd, a descriptor of it open read-only (internal/writers).
-func writersOn(fd int) decide.Writers {
-	a, _ := writers.On(fd)
+func writersOn(f *rawFile) decide.Writers {
+	a, _ := writers.On(f.fd, f.mount)
 	return a
 }
 
@@ -28,7 +28,7 @@ func WritersOf(path string, want fs.FileInfo) decide.Writers {
 	if err != nil || !info.Mode().IsRegular() || !SameFile(info, want) {
 		return decide.WritersUnknown
 	}
-	return writersOn(f.(*rawFile).fd)
+	return writersOn(f.(*rawFile))
 }
 
 // kernelAsked counts the reads that asked the kernel of a file's writers,
@@ -61,10 +61,10 @@ func askWriters(r readable, ask bool) askedWriters {
 	case !ok:
 		return askedWriters{}
 	case !ask:
-		return askedWriters{fine: fsinfo.FineTimesAt(f.fd)}
+		return askedWriters{fine: fsinfo.FineTimesAt(f.fd, f.mount)}
 	}
 	kernelAsked.Add(1)
-	p := writers.Ask(f.fd)
+	p := writers.Ask(f.fd, f.mount)
 	return askedWriters{answer: p.Answer, held: p.Held, fine: p.Fine}
 }
 
@@ -79,7 +79,7 @@ func releaseWriters(r readable) {
 // size (fsinfo.SizesAt): not proc's or sysfs's, whose files report 0.
 func sizesTold(r readable) bool {
 	if f, ok := r.(*rawFile); ok {
-		return fsinfo.SizesAt(f.fd)
+		return fsinfo.SizesAt(f.fd, f.mount)
 	}
 	return true
 }

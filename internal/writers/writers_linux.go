@@ -7,20 +7,21 @@ import (
 	"github.com/keepwatch/file/internal/fsinfo"
 )
 
-// On asks of the file open read-only at fd. err says why the kernel does
+// On asks of the file open read-only at fd, opened through the mount whose
+// unique ID is mount (0 if not known: see fsinfo.Magic). err says why the kernel does
 // not say, when it does not: ErrElsewhere (a network or FUSE filesystem),
 // EACCES (not the file's owner, and no CAP_LEASE), EINVAL (leases off, or
 // none on the filesystem).
-func On(fd int) (decide.Writers, error) {
-	a, err := Hold(fd)
+func On(fd int, mount uint64) (decide.Writers, error) {
+	a, err := Hold(fd, mount)
 	if a == decide.WritersNone {
 		Release(fd)
 	}
 	return a, err
 }
 
-// Ask asks of the file open read-only at fd, before it is read, whether
-// anyone holds it open for writing. Where the filesystem gives every
+// Ask asks of the file open read-only at fd (mount as for On), before it
+// is read, whether anyone holds it open for writing. Where the filesystem gives every
 // change made after a stat a change time of its own (fsinfo.FineTimes),
 // the lease is let go at once (Fine): a writer that opens the file after
 // that and changes it before the read is done leaves its change time
@@ -29,18 +30,12 @@ func On(fd int) (decide.Writers, error) {
 // the times as they were, and the lease is kept until Release (Held), so
 // that no writer gets in before the read is done: a writer's open waits
 // for the read, and for as long as this process is stopped meanwhile.
-func Ask(fd int) Probe {
-	var st unix.Statfs_t
-	if err := unix.Fstatfs(fd, &st); err != nil {
+func Ask(fd int, mount uint64) Probe {
+	magic, err := local(fd, mount)
+	if err != nil {
 		return Probe{Err: err}
 	}
-	if _, elsewhere := fsinfo.Kind(int64(st.Type)); elsewhere {
-		// The kernel would grant a FUSE file's lease whatever its daemon
-		// writes, and refuse an NFS file's for want of a delegation: its
-		// answer is about this host's writers only.
-		return Probe{Err: ErrElsewhere}
-	}
-	p := Probe{Fine: fsinfo.FineTimes(int64(st.Type))}
+	p := Probe{Fine: fsinfo.FineTimes(magic)}
 	p.Answer, p.Err = lease(fd)
 	if p.Answer == decide.WritersNone {
 		if p.Fine {
@@ -52,21 +47,32 @@ func Ask(fd int) Probe {
 	return p
 }
 
-// Hold asks as On does, and where no one holds the file open for writing
+// Hold asks as On does (mount likewise), and where no one holds the file open for writing
 // keeps the lease until Release (or until fd is closed): no writer's open
 // gets past it meanwhile, so what is read of the file in between is what
 // it holds, with no writer at work. Asked after a read instead, the
 // kernel could say "no writer" of one that finished between the read and
 // the question, and a half it read would pass for the file.
-func Hold(fd int) (decide.Writers, error) {
-	var st unix.Statfs_t
-	if err := unix.Fstatfs(fd, &st); err != nil {
+func Hold(fd int, mount uint64) (decide.Writers, error) {
+	if _, err := local(fd, mount); err != nil {
 		return decide.WritersUnknown, err
 	}
-	if _, elsewhere := fsinfo.Kind(int64(st.Type)); elsewhere {
-		return decide.WritersUnknown, ErrElsewhere
-	}
 	return lease(fd)
+}
+
+// local returns the statfs magic number of the filesystem holding fd, or
+// ErrElsewhere where the kernel's word on its writers is about this host's
+// only: it would grant a FUSE file's lease whatever its daemon writes, and
+// refuse an NFS file's for want of a delegation.
+func local(fd int, mount uint64) (int64, error) {
+	magic, err := fsinfo.Magic(fd, mount)
+	if err != nil {
+		return 0, err
+	}
+	if _, elsewhere := fsinfo.Kind(magic); elsewhere {
+		return 0, ErrElsewhere
+	}
+	return magic, nil
 }
 
 // lease takes a read lease on fd, if the kernel grants one: None, held

@@ -19,17 +19,17 @@ func TestTheKernelSaysWhoWrites(t *testing.T) {
 	r, err := os.Open(path)
 	require.NoError(t, err)
 	defer r.Close()
-	got, err := On(int(r.Fd()))
+	got, err := On(int(r.Fd()), 0)
 	if got == decide.WritersUnknown {
 		t.Skipf("leases are not to be had here: %v", err)
 	}
 	assert.Equal(t, decide.WritersNone, got)
 	w, err := os.OpenFile(path, os.O_WRONLY, 0)
 	require.NoError(t, err)
-	got, _ = On(int(r.Fd()))
+	got, _ = On(int(r.Fd()), 0)
 	assert.Equal(t, decide.WritersOpen, got, "a writer holds it open")
 	require.NoError(t, w.Close())
-	got, _ = On(int(r.Fd()))
+	got, _ = On(int(r.Fd()), 0)
 	assert.Equal(t, decide.WritersNone, got, "its writer closed it")
 }
 
@@ -42,7 +42,7 @@ func TestHoldKeepsWritersOutUntilRelease(t *testing.T) {
 	require.NoError(t, err)
 	defer r.Close()
 	fd := int(r.Fd())
-	got, err := Hold(fd)
+	got, err := Hold(fd, 0)
 	if got == decide.WritersUnknown {
 		t.Skipf("leases are not to be had here: %v", err)
 	}
