@@ -155,8 +155,8 @@ func (b *inotifyBackend) Sync() {
 		var n int
 		var rerr error
 		if err := rc.Control(func(fd uintptr) {
-			if q, _ := unix.IoctlGetInt(int(fd), unix.TIOCINQ); q > 0 {
-				n, rerr = unix.Read(int(fd), b.buf)
+			if q := queuedBytes(int(fd)); q > 0 {
+				n, rerr = readRaw(int(fd), b.buf)
 			}
 		}); err != nil || n <= 0 || rerr != nil {
 			return // nothing queued, or a fault the reader's goroutine reports
@@ -168,11 +168,36 @@ func (b *inotifyBackend) Sync() {
 // readLocked reads a batch from the kernel, if there is one, and hands it
 // on; handed reports that the handler handed some of it on to a loop.
 func (b *inotifyBackend) readLocked(fd int) (handed bool, err error) {
-	n, err := unix.Read(fd, b.buf)
+	n, err := readRaw(fd, b.buf)
 	if n > 0 {
 		handed = b.handOnLocked(n)
 	}
 	return handed, err
+}
+
+// readRaw reads the instance into p. Its descriptor never blocks (it was
+// made IN_NONBLOCK, and the runtime's poller waits for it), so the read is
+// a raw system call, which the scheduler is not told of: a read through
+// the scheduler wakes the runtime's monitor thread (sysmon) if it sleeps,
+// as it does whenever the process was idle, and the monitor then polls
+// every 20 µs while anything runs. Every batch the kernel queues begins so,
+// and most of a kubelet update's batches are of names no loop wants.
+func readRaw(fd int, p []byte) (int, error) {
+	n, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)))
+	if e != 0 {
+		return 0, e
+	}
+	return int(n), nil
+}
+
+// queuedBytes is how many bytes of events the instance holds, 0 if it
+// cannot say: a raw ioctl, for readRaw's reason.
+func queuedBytes(fd int) int {
+	var q int32
+	if _, _, e := unix.RawSyscall(unix.SYS_IOCTL, uintptr(fd), unix.TIOCINQ, uintptr(unsafe.Pointer(&q))); e != 0 {
+		return 0
+	}
+	return int(q)
 }
 
 // handOnLocked hands the n bytes of events read into b.buf to the
