@@ -248,6 +248,13 @@ func TestTheWatchNeverDies(t *testing.T) {
 	r.wait(t, 2)
 	update(t, v, payload(3))
 	r.wait(t, 3)
+	// Missing for longer than the quiet window (the making of a volume, on
+	// a loaded machine), the directory is a problem called back, before the
+	// next generation is delivered; that is all the remaking may call back.
+	_, before := r.snapshot()
+	for _, err := range before {
+		assert.ErrorIs(t, err, fs.ErrNotExist)
+	}
 
 	// A generation that cannot be read.
 	big := payload(4)
@@ -255,14 +262,14 @@ func TestTheWatchNeverDies(t *testing.T) {
 	update(t, v, big)
 	require.Eventually(t, func() bool {
 		_, errs := r.snapshot()
-		return len(errs) > 0
+		return len(errs) > len(before)
 	}, waitFor, tick, "%v", r)
 	_, errs := r.snapshot()
-	assert.ErrorIs(t, errs[0], file.ErrFileTooLarge)
+	assert.ErrorIs(t, errs[len(before)], file.ErrFileTooLarge)
 	update(t, v, payload(5))
 	r.wait(t, 5)
 	_, errs = r.snapshot()
-	assert.Len(t, errs, 1, "one problem, called back once")
+	assert.Len(t, errs, len(before)+1, "one problem, called back once")
 }
 
 // Nothing is called back once Unwatch has returned, however busy the
