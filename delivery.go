@@ -3,9 +3,12 @@ package file
 import (
 	"context"
 	"log/slog"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/keepwatch/file/internal/decide"
+	"github.com/keepwatch/file/internal/events"
 	"github.com/keepwatch/file/internal/filemount"
 )
 
@@ -19,9 +22,10 @@ type delivery struct {
 	cb     func(event any, err error)
 	ctx    context.Context
 	cancel context.CancelFunc
-	done   chan struct{} // closed when the goroutine has exited
-	look   chan struct{} // Recheck's requests to look now; it holds one, so they coalesce
-	prev   *delivery     // the delivery before, which may still be in its last callback; read by run only
+	done   chan struct{}               // closed when the goroutine has exited
+	look   chan struct{}               // Recheck's requests to look now; it holds one, so they coalesce
+	prev   *delivery                   // the delivery before, which may still be in its last callback; read by run only
+	bell   atomic.Pointer[events.Bell] // what the running loop waits on, if it waits on a bell: rung after a stop or a request to look
 
 	// Owned by the watch's goroutine (and, before it starts, by Watch).
 	fileProblem  problem // the file problem last reported; zero while the file reads fine
@@ -39,11 +43,32 @@ func (w *delivery) requestLook() {
 	case w.look <- struct{}{}:
 	default:
 	}
+	w.bell.Load().Ring()
 }
+
+// waitsOn records the bell the running loop waits on (nil: none). A stop
+// or a request made before it is seen by the loop's first look at its
+// context and its requests, which comes after.
+func (w *delivery) waitsOn(b *events.Bell) { w.bell.Store(b) }
 
 // run is the watch's goroutine.
 func (w *delivery) run(first launch) {
 	defer close(w.done)
+	// The watch's end, by Unwatch or by WatchWithContext's context, rings
+	// the bell its loop may wait on. The goroutine context.AfterFunc starts
+	// for it is waited for before run returns.
+	var ringing sync.WaitGroup
+	ringing.Add(1)
+	unring := context.AfterFunc(w.ctx, func() {
+		defer ringing.Done()
+		w.bell.Load().Ring()
+	})
+	defer func() {
+		if unring() {
+			ringing.Done() // never started
+		}
+		ringing.Wait()
+	}()
 	if w.prev != nil {
 		// Callbacks never overlap, even when a callback stops its watch and
 		// starts another; its done also says that its own prev is done.

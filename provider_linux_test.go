@@ -457,3 +457,33 @@ func inUnlistableDirAsNobody(t *testing.T) (path string, child bool) {
 	asNobody(t, envDir+"="+dir)
 	return "", false
 }
+
+// On Linux a watch's loop waits on its notifier's bell (events.Bell), not
+// on its channels: a Recheck rings it, and so does the end of
+// WatchWithContext's context, which ends the watch's goroutine at once,
+// with no timer due to wake it.
+func TestALoopOnABellWakesForARecheckAndForItsContextsEnd(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	write(t, path, "v1\n")
+	f := Provider(path, WithLogger(testLogger(t)), WithRecheckInterval(0))
+	_, _ = f.ReadBytes()
+	ctx, cancel := ctxWithCancel(t)
+	r := newRecorder(f)
+	require.NoError(t, f.WatchWithContext(ctx, r.cb))
+	f.mu.Lock()
+	w := f.w
+	f.mu.Unlock()
+	require.Eventually(t, func() bool { return w.bell.Load() != nil }, waitFor, tick, "the loop waits on no bell")
+
+	checks := f.Stats().LastCheck
+	f.Recheck()
+	require.Eventually(t, func() bool { return f.Stats().LastCheck.After(checks) }, waitFor, tick, "Recheck did not wake the loop")
+
+	cancel()
+	select {
+	case <-w.done:
+	case <-time.After(waitFor):
+		t.Fatal("the context's end did not end the watch")
+	}
+	assert.Nil(t, w.bell.Load(), "the loop still waits on a bell")
+}

@@ -33,6 +33,10 @@ type sink interface {
 	// link count among them: see mount.go), once the loop has carried out
 	// what the events asked.
 	attributes()
+	// waitsOn says that the loop waits on bell (see events.Bell), nil
+	// once it no longer does: the watch's end and a request to look ring
+	// it, after they are made.
+	waitsOn(bell *events.Bell)
 }
 
 // loopKind is how a loop notices changes.
@@ -76,6 +80,7 @@ type watchLoop struct {
 
 	timer    *time.Timer // the decider's wake-up
 	timerAt  time.Time   // when timer fires; zero if it is stopped
+	onBell   bool        // the loop waits on its notifier's bell, with timerAt for its deadline: timer is not used
 	remoteFS string      // the file's filesystem delivers no events for remote changes
 	// pollRemote says the loop polls besides its events, as the
 	// supervisor decided for a file on such a filesystem.
@@ -166,6 +171,11 @@ func (l *watchLoop) run(ctx context.Context, first reading, look <-chan struct{}
 }
 
 func (l *watchLoop) loop(ctx context.Context, look <-chan struct{}) error {
+	if b, ok := l.n.(events.Belled); ok && b.Bell() != nil && l.tryEvents == nil {
+		l.out.waitsOn(b.Bell())
+		defer l.out.waitsOn(nil)
+		return l.loopOnBell(ctx, look, b.Bell())
+	}
 	var (
 		tick    <-chan time.Time
 		recheck *time.Timer
@@ -214,6 +224,71 @@ func (l *watchLoop) loop(ctx context.Context, look <-chan struct{}) error {
 		}
 		l.tellAttributes()
 	}
+}
+
+// loopOnBell is loop for a notifier with a bell: the loop takes what its
+// channels hold, carries out its timers when their time has come, and
+// otherwise waits on the bell, with a deadline for the next timer. The
+// timers are its own times (l.timerAt, the re-check's tick), not the
+// runtime's: the bell's deadline stands in for them.
+func (l *watchLoop) loopOnBell(ctx context.Context, look <-chan struct{}, bell *events.Bell) error {
+	l.onBell = true
+	l.timer.Stop()
+	var tickAt time.Time
+	every := l.recheckEvery()
+	if every > 0 {
+		tickAt = time.Now().Add(untilTick(every))
+	}
+	for {
+		var err error
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-l.n.Events():
+			if !ok {
+				return events.ErrEventsClosed
+			}
+			err = l.event(ev)
+		case err, ok := <-l.n.Errors():
+			if !ok {
+				return events.ErrErrorsClosed
+			}
+			return err
+		case <-look:
+			if ctx.Err() != nil {
+				return nil
+			}
+			err = l.look(decide.ReasonRequest, true)
+		default:
+			now := time.Now()
+			switch {
+			case due(l.timerAt, now):
+				l.timerAt = time.Time{}
+				err = l.carryOut(l.d.Step(decide.Input{Kind: decide.InputTimer, Now: now}))
+			case due(tickAt, now):
+				tickAt = now.Add(untilTick(every))
+				err = l.look(decide.ReasonRecheck, false)
+			default:
+				bell.Wait(earliest(l.timerAt, tickAt))
+				continue
+			}
+		}
+		if err != nil {
+			return err
+		}
+		l.tellAttributes()
+	}
+}
+
+// due reports whether the time at, if set, has come by now.
+func due(at, now time.Time) bool { return !at.IsZero() && !now.Before(at) }
+
+// earliest returns the earlier of two times, a zero one being none.
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || !b.IsZero() && b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // untilTick returns the time until the next multiple of every on the clock.
@@ -527,6 +602,9 @@ func (l *watchLoop) setTimer(at time.Time) {
 		return
 	}
 	l.timerAt = at
+	if l.onBell {
+		return // the bell's deadline stands in for the timer: see loopOnBell
+	}
 	if at.IsZero() {
 		l.timer.Stop()
 		return

@@ -127,6 +127,8 @@ func (b *fsnotifyBackend) Remove(id int) {
 	}
 }
 
+func (b *fsnotifyBackend) readsTheKernel() {}
+
 func (b *fsnotifyBackend) Caps() decide.Caps { return decide.Caps{} }
 
 // Inode cannot tell: fsnotify keeps its watches by path.

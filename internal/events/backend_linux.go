@@ -112,6 +112,8 @@ func NewInotifyBackend(h Handler) (Backend, error) {
 	return b, nil
 }
 
+func (b *inotifyBackend) readsTheKernel() {}
+
 // Add and Remove go through the os.File that owns the descriptor, so that
 // one made after Close fails rather than reaching whatever descriptor has
 // its number by then.

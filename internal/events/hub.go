@@ -51,7 +51,21 @@ type Hub struct {
 	watches map[int]*kwatch    // backend id → its paths and their users
 	names   map[string]*wanted // path → the subscriptions wanting its events
 	key     []byte             // dispatch's buffer for the names an event is looked up by
+	bells   int                // subscriptions with a bell now: at most MaxBells
 }
+
+// MaxBells is how many of a hub's subscriptions at once have a Bell, a
+// descriptor each: the loops of a process that watches a few files (most)
+// wait on one, and a process that watches thousands spends no more than
+// this many descriptors on them; the others' loops wait on their channels.
+const MaxBells = 64
+
+// kernelBackend is a backend that reads the kernel's events (inotify's,
+// or fsnotify's), whose subscriptions' loops wait on bells. A test's fake
+// backend is not: its loops wait on their channels, as testing/synctest
+// needs of what it runs (a goroutine waiting in the runtime's poller is
+// not one it can wait for).
+type kernelBackend interface{ readsTheKernel() }
 
 // kwatch is one watch of the backend: the paths it is known by, and the
 // subscriptions that watch it under each.
@@ -103,6 +117,11 @@ func (h *Hub) Subscribe() (Notifier, error) {
 		paths:  make(map[string]int),
 		want:   make(map[string]bool),
 	}
+	if _, real := h.cur.b.(kernelBackend); real && h.bells < MaxBells {
+		if s.bell = NewBell(); s.bell != nil {
+			h.bells++
+		}
+	}
 	h.cur.subs[s] = true
 	return s, nil
 }
@@ -141,6 +160,12 @@ func (h *Hub) dispatch(in *instance, batch []RawEvent) (handed bool) {
 		}
 		if ev.Op&decide.OpDropped != 0 {
 			h.droppedLocked(ev.ID)
+		}
+	}
+	for s := range in.subs {
+		if s.ring {
+			s.ring = false
+			s.bell.Ring() // once a batch, whatever it queued
 		}
 	}
 	return handed
@@ -237,6 +262,7 @@ func (h *Hub) fail(in *instance, err error) {
 		case s.errors <- err:
 		default: // it has an error to read already
 		}
+		s.bell.Ring()
 	}
 	if h.cur == in {
 		h.cur, h.watches, h.names = nil, nil, nil
@@ -311,6 +337,7 @@ type subscription struct {
 	in     *instance // the instance it belongs to
 	events chan decide.Event
 	errors chan error
+	bell   *Bell // rung once a dispatch or a failure has put something in events or errors; nil without one
 
 	// Guarded by h.mu.
 	paths  map[string]int // watched path → the backend's id for it
@@ -318,6 +345,7 @@ type subscription struct {
 	last   decide.Event // the event queued last: see deliverLocked
 	prev   decide.Event // the event queued before it
 	lost   bool         // an OpRescan event is queued and events since were dropped
+	ring   bool         // events were queued in this dispatch: its bell is to ring at its end
 	broken bool         // its instance failed; it only waits to be closed
 	closed bool
 }
@@ -444,7 +472,12 @@ func (s *subscription) Inode(id int) (decide.WatchedInode, bool) {
 }
 
 func (s *subscription) Events() <-chan decide.Event { return s.events }
-func (s *subscription) Errors() <-chan error        { return s.errors }
+
+func (s *subscription) Errors() <-chan error { return s.errors }
+
+// Bell is rung once events or an error are put in s's channels (Belled):
+// nil for a subscription beyond MaxBells.
+func (s *subscription) Bell() *Bell { return s.bell }
 
 // Close leaves the hub. It is idempotent.
 func (s *subscription) Close() error {
@@ -454,8 +487,12 @@ func (s *subscription) Close() error {
 		return nil
 	}
 	s.closed = true
+	if s.bell != nil {
+		s.h.bells--
+	}
 	s.h.mu.Unlock()
 	s.h.leave(s)
+	s.bell.Close()
 	return nil
 }
 
@@ -476,13 +513,14 @@ func (s *subscription) deliverLocked(ev decide.Event) {
 	}
 	if len(s.events) < cap(s.events)-1 {
 		s.events <- ev
-		s.prev, s.last, s.lost = s.last, ev, false
+		s.prev, s.last, s.lost, s.ring = s.last, ev, false, true
 		return
 	}
 	if !s.lost {
 		s.lost = true
 		s.prev, s.last = s.last, decide.Event{Op: decide.OpRescan}
 		s.events <- s.last // fits: the last slot is kept for it
+		s.ring = true
 	}
 }
 

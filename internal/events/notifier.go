@@ -67,3 +67,12 @@ func (None) Inode(int) (decide.WatchedInode, bool)     { return decide.WatchedIn
 func (None) Events() <-chan decide.Event               { return nil }
 func (None) Errors() <-chan error                      { return nil }
 func (None) Close() error                              { return nil }
+
+// Belled is a notifier whose loop may wait on a Bell rather than on its
+// channels: the hub's subscriptions on Linux. A loop that does looks at
+// its channels whenever the bell rings, and when its deadline comes.
+type Belled interface {
+	// Bell is what the notifier rings once it has put events or an error
+	// in its channels; nil if it has none.
+	Bell() *Bell
+}
