@@ -22,7 +22,8 @@ import (
 // A nil *Bell rings nothing. Ring is safe from any goroutine, and after
 // the bell is closed.
 type Bell struct {
-	f *os.File
+	f   *os.File
+	buf [8]byte // what Wait reads into: the waiter's alone, and no allocation a wait
 }
 
 // Ring wakes the bell's waiter, or the next Wait if none waits now: rings
@@ -37,8 +38,7 @@ func (b *Bell) Ring() {
 // and takes the rings so far. It is for one goroutine, the loop's.
 func (b *Bell) Wait(deadline time.Time) {
 	_ = b.f.SetReadDeadline(deadline)
-	var buf [8]byte
-	_, _ = b.f.Read(buf[:]) // a ring's count, or the deadline
+	_, _ = b.f.Read(b.buf[:]) // a ring's count, or the deadline
 }
 
 // Close releases the bell's descriptor. Rings after it do nothing.

@@ -107,3 +107,16 @@ func TestAHubOnTheKernelRingsItsSubscriptionsBells(t *testing.T) {
 	defer fake.Close()
 	assert.Nil(t, fake.(Belled).Bell(), "a test's backend")
 }
+
+// A wait is on the way from every event to its callback: it allocates
+// nothing.
+func TestAWaitOnABellAllocatesNothing(t *testing.T) {
+	b := NewBell()
+	require.NotNil(t, b)
+	defer b.Close()
+	allocs := testing.AllocsPerRun(100, func() {
+		b.Ring()
+		b.Wait(time.Time{})
+	})
+	assert.Zero(t, allocs)
+}
