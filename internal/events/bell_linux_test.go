@@ -108,8 +108,8 @@ func TestAHubOnTheKernelRingsItsSubscriptionsBells(t *testing.T) {
 	assert.Nil(t, fake.(Belled).Bell(), "a test's backend")
 }
 
-// A wait is on the way from every event to its callback: it allocates
-// nothing.
+// A ring and a wait are on the way from every event to its callback:
+// they allocate nothing.
 func TestAWaitOnABellAllocatesNothing(t *testing.T) {
 	b := NewBell()
 	require.NotNil(t, b)
