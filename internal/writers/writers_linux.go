@@ -7,11 +7,11 @@ import (
 	"github.com/keepwatch/file/internal/fsinfo"
 )
 
-// On asks of the file open read-only at fd, opened through the mount whose
-// unique ID is mount (0 if not known: see fsinfo.Magic). err says why the kernel does
-// not say, when it does not: ErrElsewhere (a network or FUSE filesystem),
-// EACCES (not the file's owner, and no CAP_LEASE), EINVAL (leases off, or
-// none on the filesystem).
+// On asks of the file open read-only at fd, opened through the mount
+// whose unique ID is mount (0 if not known: see fsinfo.Magic). err says
+// why the kernel does not say, when it does not: ErrElsewhere (a network
+// or FUSE filesystem), EACCES (not the file's owner, and no CAP_LEASE),
+// EINVAL (leases off, or none on the filesystem).
 func On(fd int, mount uint64) (decide.Writers, error) {
 	a, err := Hold(fd, mount)
 	if a == decide.WritersNone {
@@ -21,12 +21,12 @@ func On(fd int, mount uint64) (decide.Writers, error) {
 }
 
 // Ask asks of the file open read-only at fd (mount as for On), before it
-// is read, whether anyone holds it open for writing. Where the filesystem gives every
-// change made after a stat a change time of its own (fsinfo.FineTimes),
-// the lease is let go at once (Fine): a writer that opens the file after
-// that and changes it before the read is done leaves its change time
-// other than the stat taken before the question, which the caller
-// compares with one taken after the read. Elsewhere a change may leave
+// is read, whether anyone holds it open for writing. Where the filesystem
+// gives every change made after a stat a change time of its own
+// (fsinfo.FineTimes), the lease is let go at once (Fine): a writer that
+// opens the file after that and changes it before the read is done leaves
+// its change time other than the stat taken before the question, which
+// the caller compares with one taken after the read. Elsewhere a change may leave
 // the times as they were, and the lease is kept until Release (Held), so
 // that no writer gets in before the read is done: a writer's open waits
 // for the read, and for as long as this process is stopped meanwhile.
@@ -47,10 +47,10 @@ func Ask(fd int, mount uint64) Probe {
 	return p
 }
 
-// Hold asks as On does (mount likewise), and where no one holds the file open for writing
-// keeps the lease until Release (or until fd is closed): no writer's open
-// gets past it meanwhile, so what is read of the file in between is what
-// it holds, with no writer at work. Asked after a read instead, the
+// Hold asks as On does (mount likewise), and where no one holds the file
+// open for writing keeps the lease until Release (or until fd is closed):
+// no writer's open gets past it meanwhile, so what is read of the file in
+// between is what it holds, with no writer at work. Asked after a read instead, the
 // kernel could say "no writer" of one that finished between the read and
 // the question, and a half it read would pass for the file.
 func Hold(fd int, mount uint64) (decide.Writers, error) {
