@@ -1,7 +1,6 @@
 package file
 
 import (
-	"context"
 	"io/fs"
 	"log/slog"
 	"math/rand/v2"
@@ -156,20 +155,6 @@ func (l *watchLoop) mode() Mode {
 	return ModeEvents
 }
 
-// run hands first, the read made when the loop was opened, to the
-// decider, then takes events, and requests to look now from look, until
-// the loop fails or ctx is done; it returns nil only in the latter case.
-func (l *watchLoop) run(ctx context.Context, first reading, look <-chan struct{}) error {
-	l.timer = time.NewTimer(time.Hour)
-	l.timer.Stop()
-	defer l.timer.Stop()
-	l.read = first
-	if err := l.carryOut(l.d.Step(decide.Input{Kind: decide.InputStart, Read: factsOf(l.t.subj, &first), Now: time.Now()})); err != nil {
-		return err
-	}
-	return l.loop(ctx, look)
-}
-
 // event hands the decider ev, the event the loop woke for, and every
 // event queued behind it, with the facts of this moment they need: one
 // gathering of them answers for all the decider takes before it asks for
@@ -289,6 +274,22 @@ func (l *watchLoop) apply(d decide.Decision) {
 		l.tellWatching()
 	}
 	l.setTimer(d.WakeAt)
+}
+
+// setTimer sets the loop's timer to at, if it is not set so already.
+func (l *watchLoop) setTimer(at time.Time) {
+	if at.Equal(l.timerAt) || l.timer == nil {
+		return
+	}
+	l.timerAt = at
+	if l.onBell {
+		return // the bell's deadline stands in for the timer: see loopOnBell
+	}
+	if at.IsZero() {
+		l.timer.Stop()
+		return
+	}
+	l.timer.Reset(time.Until(at))
 }
 
 // resolve resolves the path as a asks: from the root, or resumed from the

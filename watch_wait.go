@@ -13,6 +13,20 @@ import (
 // retry of events) and the requests to look now. On its channels, or,
 // where its notifier has one, on a bell (events.Bell).
 
+// run hands first, the read made when the loop was opened, to the
+// decider, then takes events, and requests to look now from look, until
+// the loop fails or ctx is done; it returns nil only in the latter case.
+func (l *watchLoop) run(ctx context.Context, first reading, look <-chan struct{}) error {
+	l.timer = time.NewTimer(time.Hour)
+	l.timer.Stop()
+	defer l.timer.Stop()
+	l.read = first
+	if err := l.carryOut(l.d.Step(decide.Input{Kind: decide.InputStart, Read: factsOf(l.t.subj, &first), Now: time.Now()})); err != nil {
+		return err
+	}
+	return l.loop(ctx, look)
+}
+
 // loop takes events, timers and requests to look until the loop fails or
 // ctx is done; it returns nil only in the latter case. It waits on the
 // notifier's bell where it has one (loopOnBell), on its channels elsewhere.
@@ -164,20 +178,4 @@ func failure(err error, ok bool) error {
 func (l *watchLoop) timerDue(now time.Time) error {
 	l.timerAt = time.Time{}
 	return l.carryOut(l.d.Step(decide.Input{Kind: decide.InputTimer, Now: now}))
-}
-
-// setTimer sets the loop's timer to at, if it is not set so already.
-func (l *watchLoop) setTimer(at time.Time) {
-	if at.Equal(l.timerAt) || l.timer == nil {
-		return
-	}
-	l.timerAt = at
-	if l.onBell {
-		return // the bell's deadline stands in for the timer: see loopOnBell
-	}
-	if at.IsZero() {
-		l.timer.Stop()
-		return
-	}
-	l.timer.Reset(time.Until(at))
 }
