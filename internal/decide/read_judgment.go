@@ -181,6 +181,20 @@ func (d *Decider) writerHolds(r *Read, t readAfter, counted bool, now time.Time)
 		return readHeld, true
 	}
 	d.beginWriter(r.Info, d.fileOf(r))
+	if !counted && d.closeMayGoUntold() {
+		// The file read is not the one the resolution just made led to:
+		// it came after (a file made in a directory made again, one
+		// renamed in), where no watch of it, nor one of its directory
+		// that tells its entries' closes, may have been in place, and
+		// none of its own is asked for. Its writer may close before the
+		// watches the path now needs are added, and that close would
+		// never be told: the kernel is asked again a writer no event
+		// told of's pause later, as at a writer's close, not held for a
+		// close (for a second, or ten if it is empty).
+		d.wait.askAgain(r.Why, now)
+		d.writer.counted = true
+		return readHeld, true
+	}
 	if r.Empty {
 		d.wait.emptyWhileOpen(r.Why, d.cfg.Caps.Closes, now)
 	} else {
@@ -188,6 +202,16 @@ func (d *Decider) writerHolds(r *Read, t readAfter, counted bool, now time.Time)
 		d.wait.written(r.Why, true, now)
 	}
 	return readHeld, true
+}
+
+// closeMayGoUntold reports whether the close of the writer of a file a
+// wait just began for may come before any watch that would tell it: where
+// closes are told, the wait has no watch of the file by itself, and asks
+// for none, because the one-file resolution the read went by did not lead
+// to that file (see fileOf). A set's files are left to their directory's
+// watch.
+func (d *Decider) closeMayGoUntold() bool {
+	return d.cfg.Caps.Closes && d.cfg.Caps.Files && d.res.One && d.writer.path == ""
 }
 
 // noWriter judges a read, made after t, of a file no one holds open for
