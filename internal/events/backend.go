@@ -39,7 +39,9 @@ type Backend interface {
 // method may block.
 type Handler interface {
 	// Events takes a batch of events, in the kernel's order, and reports
-	// whether it handed any on (a loop has work). It keeps none of the
+	// whether it handed any to a loop that waits on its channel, which the
+	// send readied (a loop on a bell is readied by the runtime's poller,
+	// once the reader parks). It keeps none of the
 	// batch, which the backend may reuse, nor any event's name, whose
 	// bytes may be the backend's read buffer: a name handed on is a
 	// string made anew.

@@ -108,6 +108,46 @@ func TestAHubOnTheKernelRingsItsSubscriptionsBells(t *testing.T) {
 	assert.Nil(t, fake.(Belled).Bell(), "a test's backend")
 }
 
+// A batch reports a loop readied only where it went to a subscription
+// without a bell, whose loop waits on its channel: the inotify reader
+// yields for that one, and a yield for a loop on a bell would only wake an
+// idle processor's thread.
+func TestABatchReportsALoopReadiedOnlyForOneWithoutABell(t *testing.T) {
+	h := NewHub(newDefaultBackend)
+	subs := make([]Notifier, MaxBells+1)
+	for i := range subs {
+		n, err := h.Subscribe()
+		require.NoError(t, err)
+		defer n.Close()
+		subs[i] = n
+	}
+	belled, plain := subs[0], subs[MaxBells]
+	require.NotNil(t, belled.(Belled).Bell())
+	require.Nil(t, plain.(Belled).Bell())
+
+	dir := t.TempDir()
+	idOf := func(n Notifier, name string) int {
+		n.Want(filepath.Join(dir, name))
+		id, err := n.Add(dir, decide.WatchNames)
+		require.NoError(t, err)
+		return id
+	}
+	id := idOf(belled, "a.yaml")
+	require.Equal(t, id, idOf(plain, "b.yaml"), "one watch of the directory for both")
+	batch := func(name string) bool {
+		h.mu.Lock()
+		in := h.cur
+		h.mu.Unlock()
+		return h.dispatch(in, []RawEvent{{ID: id, Name: name, Op: decide.OpCreate}})
+	}
+	assert.False(t, batch("a.yaml"), "a loop on a bell: the poller readies it")
+	assert.True(t, waitReturns(belled.(Belled).Bell(), time.Time{}, 10*time.Second), "its bell rang")
+	assert.True(t, batch("b.yaml"), "a loop on its channel: readied by the send")
+	assert.False(t, batch("other.yaml"), "an event no one wants readies no one")
+	<-belled.Events()
+	<-plain.Events()
+}
+
 // A ring and a wait are on the way from every event to its callback:
 // they allocate nothing.
 func TestAWaitOnABellAllocatesNothing(t *testing.T) {

@@ -126,8 +126,10 @@ func (h *Hub) Subscribe() (Notifier, error) {
 	return s, nil
 }
 
-// dispatch hands each event on to the subscriptions that want it.
-func (h *Hub) dispatch(in *instance, batch []RawEvent) (handed bool) {
+// dispatch hands each event on to the subscriptions that want it, rings
+// the bell of each that got some, and reports whether one without a bell
+// got some: a loop that waits on its channel, which the send readied.
+func (h *Hub) dispatch(in *instance, batch []RawEvent) (readied bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.cur != in {
@@ -141,7 +143,6 @@ func (h *Hub) dispatch(in *instance, batch []RawEvent) (handed bool) {
 			for s := range in.subs {
 				if ev.Name == "" || s.throughLocked(ev.Name) {
 					s.deliverLocked(decide.Event{Op: decide.OpRescan})
-					handed = true
 				}
 			}
 			continue
@@ -153,10 +154,9 @@ func (h *Hub) dispatch(in *instance, batch []RawEvent) (handed bool) {
 		for path, users := range w.paths {
 			if ev.Name == "" {
 				h.selfEventLocked(path, ev.ID, users, ev.Op)
-				handed = handed || len(users) > 0
 				continue
 			}
-			handed = h.entryEventLocked(path, ev.Name, users, ev.Op) || handed
+			h.entryEventLocked(path, ev.Name, users, ev.Op)
 		}
 		if ev.Op&decide.OpDropped != 0 {
 			h.droppedLocked(ev.ID)
@@ -166,9 +166,10 @@ func (h *Hub) dispatch(in *instance, batch []RawEvent) (handed bool) {
 		if s.ring {
 			s.ring = false
 			s.bell.Ring() // once a batch, whatever it queued
+			readied = readied || s.bell == nil
 		}
 	}
-	return handed
+	return readied
 }
 
 // entryEventLocked hands an event on the entry name of the watched
@@ -177,13 +178,13 @@ func (h *Hub) dispatch(in *instance, batch []RawEvent) (handed bool) {
 // one (a kubelet payload's files, an editor's temporary file, on the way
 // to the one event that matters): the names are looked up from a buffer,
 // and the event's path is made a string only when it is handed on.
-func (h *Hub) entryEventLocked(path, name string, users map[*subscription]bool, o decide.Op) (handed bool) {
+func (h *Hub) entryEventLocked(path, name string, users map[*subscription]bool, o decide.Op) {
 	h.key = append(append(h.key[:0], path...), filepath.Separator)
 	every := h.names[string(h.key)] // those that want every entry of path
 	h.key = appendJoin(h.key[:0], path, name)
 	exact := h.names[string(h.key)]
 	if exact == nil && every == nil {
-		return false
+		return
 	}
 	var full string
 	if exact != nil {
@@ -194,16 +195,13 @@ func (h *Hub) entryEventLocked(path, name string, users map[*subscription]bool, 
 	exact.each(func(s *subscription) {
 		if users[s] {
 			s.deliverLocked(decide.Event{Name: full, Op: o})
-			handed = true
 		}
 	})
 	every.each(func(s *subscription) {
 		if users[s] && !s.want[full] {
 			s.deliverLocked(decide.Event{Name: full, Op: o})
-			handed = true
 		}
 	})
-	return handed
 }
 
 // appendJoin appends filepath.Join(dir, name) to dst. For a clean dir and
