@@ -9,7 +9,7 @@ import (
 )
 
 // eventFacts gathers, from the disk, the facts the decider needs for an
-// event or a batch of them (decide.NeedsFacts): the stat of each of the
+// event or a batch of them (Decider.Needs): the stat of each of the
 // subject's paths and its signature, and the lstat of the names events
 // ask about. It keeps its storage from one gathering to the next: what it
 // returns is valid until it gathers again.
@@ -23,14 +23,13 @@ func newEventFacts(subj subject) *eventFacts {
 	return &eventFacts{subj: subj, paths: subj.paths()}
 }
 
-// gather returns the facts evs need, where the path's last resolution was
-// r. The events all happened before it is called: one stat of a path
-// answers for all of them.
-func (e *eventFacts) gather(evs []decide.Event, r *decide.Resolution) decide.Facts {
+// gather returns the facts evs need, as d says. The events all happened
+// before it is called: one stat of a path answers for all of them.
+func (e *eventFacts) gather(evs []decide.Event, d *decide.Decider) decide.Facts {
 	e.f.Paths, e.f.Entries, e.f.Subject = e.f.Paths[:0], e.f.Entries[:0], 0
 	stats := false
 	for _, ev := range evs {
-		need := decide.NeedsFacts(ev, r)
+		need := d.Needs(ev)
 		stats = stats || need.Stats
 		if need.Entry && !e.has(ev.Name) {
 			e.f.Entries = append(e.f.Entries, decide.Entry{Name: ev.Name, Info: lstatOrNil(ev.Name)})

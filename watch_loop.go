@@ -173,7 +173,7 @@ func (l *watchLoop) event(ev decide.Event) error {
 	}
 	l.noteAttributes(l.held)
 	for len(l.held) > 0 {
-		f := l.facts.gather(l.held, &l.res.Resolution)
+		f := l.facts.gather(l.held, l.d)
 		d := l.d.Step(decide.Input{Kind: decide.InputEvents, Events: l.held, Facts: f, Now: time.Now()})
 		l.held = l.held[:copy(l.held, l.held[d.Taken:])]
 		if err := l.carryOut(d); err != nil {
@@ -370,12 +370,19 @@ func errKindOf(err error) decide.ErrKind {
 
 // check resolves the path again, from the first name a says on, once a
 // read's watches are added, and tells the decider whether it moved
-// meanwhile, and if not, the subject's stat now.
+// meanwhile, and if not, the subject's stat now. For one file, where the
+// resolution looked the file up again just now, that lstat is its stat:
+// the path leads the same way, and what comes before the names looked up
+// again is told of by events.
 func (l *watchLoop) check(a decide.Action, now time.Time) decide.Decision {
 	v := l.t.subj.resolveAgain(l.want, &l.res, a.Touched)
 	moved := !v.same(&l.res)
 	var st decide.Signature
-	if !moved {
+	switch {
+	case moved:
+	case v.One && v.chain.RealInfo != nil && v.chain.RealInfo != l.res.chain.RealInfo:
+		st = signOf(0, "", v.chain.RealInfo)
+	default:
 		st = l.t.subj.stat()
 	}
 	return l.d.Step(decide.Input{Kind: decide.InputPathChecked, Moved: moved, Stat: st, Now: now})
@@ -410,13 +417,13 @@ func (l *watchLoop) takeQueue(truncation bool) (decide.Queue, bool) {
 	l.noteAttributes(queued)
 	l.noteAttributes(late)
 	q := decide.Queue{Queued: queued, Late: late}
-	q.QueuedFacts = l.facts.gather(queued, &l.res.Resolution)
+	q.QueuedFacts = l.facts.gather(queued, l.d)
 	q.LateFacts = q.QueuedFacts
 	if len(late) > 0 {
 		if l.lateFacts == nil {
 			l.lateFacts = newEventFacts(l.t.subj)
 		}
-		q.LateFacts = l.lateFacts.gather(late, &l.res.Resolution)
+		q.LateFacts = l.lateFacts.gather(late, l.d)
 		if len(q.LateFacts.Paths) == 0 {
 			// Whether the file read is still there is asked of the late
 			// events' facts, whatever those events needed themselves.

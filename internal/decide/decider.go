@@ -177,7 +177,7 @@ func (d *Decider) start(r Read, now time.Time) {
 
 // events takes events the loop found queued when it woke, in order, their
 // names clean, all of which happened before the facts gathered for them
-// (NeedsFacts says what each needs), up to the first that asks for
+// (Needs says what each needs), up to the first that asks for
 // something to be done (a read, a watch): Decision.Taken says how many it
 // took. The loop hands the rest in once that is done, with facts gathered
 // again, so that each is judged as if taken alone, after what came before

@@ -9,7 +9,7 @@ import (
 )
 
 // What each event is taken for, case by case of classify: the decider's
-// state, the event, and the facts NeedsFacts gathers for it.
+// state, the event, and the facts Needs gathers for it.
 func TestEventKinds(t *testing.T) {
 	other := "/etc/app/other.yaml"
 	changed := fakeFile{ino: 10, size: 5, mtime: t0}
@@ -61,22 +61,34 @@ func TestEventKinds(t *testing.T) {
 	}
 }
 
-// The facts an event needs are those NeedsFacts asks for: every row of
+// The facts an event needs are those Needs asks for: every row of
 // TestEventKinds is taken alike with only those facts and with every fact
-// there is, stats and lstats of every name alike.
-func TestNeedsFactsAsksForWhatTheEventIsTakenWith(t *testing.T) {
+// there is, stats and lstats of every name alike; so are events about
+// nothing the path depends on (a kubelet update's old payload going),
+// which need none, and those of the awaited file's own watch under a name
+// the path no longer leads to, which do.
+func TestNeedsAsksForWhatTheEventIsTakenWith(t *testing.T) {
 	file := fakeFile{ino: 10, size: 5, mtime: t0}
+	const old = "/etc/app/..2025_12_31/config.yaml"
 	for _, ev := range []Event{
 		{Name: path, Op: OpWrite}, {Name: path, Op: OpClose}, {Name: path, Op: OpCreate | OpMade},
 		{Name: path, Op: OpCreate}, {Name: path, Op: OpRemove}, {Name: path, Op: OpAttrib},
 		{Name: "/etc/app/other.yaml", Op: OpWrite}, {Name: dir, Op: OpCreate}, {Op: OpRescan},
+		{Name: old, Op: OpRemove}, {Name: old, Op: OpAttrib}, {Name: old, Op: OpRemove | OpGone, Watch: 9},
+		{Name: old, Op: OpWrite, Watch: 5}, {Name: old, Op: OpClose, Watch: 5}, {Name: old, Op: OpRemove | OpGone, Watch: 5},
 	} {
 		all := facts(file, 8).withEntry(ev.Name, file)
 		for _, set := range []bool{false, true} {
 			d, e := testDecider(linux), testDecider(linux)
-			d.res.Names["/etc/app/other.yaml"], e.res.Names["/etc/app/other.yaml"] = true, true
-			d.res.Atomic, e.res.Atomic = !set, !set
-			need := NeedsFacts(ev, &d.res)
+			for _, x := range []*Decider{d, e} {
+				x.res.Names["/etc/app/other.yaml"] = true
+				x.res.Atomic = !set
+				// A wait for the writer of the file the path led to
+				// before, on its own watch, 5.
+				x.wait.written(ReasonWrite, true, t0)
+				x.writer.begin(file, old, true, 5)
+			}
+			need := d.Needs(ev)
 			var some Facts
 			if need.Stats {
 				some.Paths, some.Subject = all.Paths, all.Subject
@@ -85,6 +97,9 @@ func TestNeedsFactsAsksForWhatTheEventIsTakenWith(t *testing.T) {
 				some.Entries = all.Entries
 			}
 			assert.Equal(t, d.takeEvent(ev, &all, t0), e.takeEvent(ev, &some, t0), "%s %s (set: %v)", ev.Name, ev.Op, set)
+			if ev.Name == old && ev.Watch != 5 {
+				assert.Equal(t, Needs{}, need, "%s %s", ev.Name, ev.Op)
+			}
 		}
 	}
 }

@@ -7,7 +7,7 @@ import (
 
 // Facts is what the loop found on disk for one input: an event, or the
 // events queued at a read, all of which happened before the facts were
-// gathered, so that one set of facts answers for all of them. NeedsFacts
+// gathered, so that one set of facts answers for all of them. Needs
 // says what an event needs.
 type Facts struct {
 	// Paths is what each of the subject's paths (Config.Paths) leads to
@@ -52,13 +52,13 @@ type Needs struct {
 	Entry bool // the event's name's lstat, in Entries
 }
 
-// NeedsFacts says which facts an event needs, where the path's last
+// needsFacts says which facts an event needs, where the path's last
 // resolution was r: none for lost events; the event's own name's lstat for
 // a file created, and for a write or close under a name the resolution did
 // not lead to (of a file the path led to before, or of a hard link), or of
 // a set's file; the subject's stats for anything but a creation or a
 // rename of a whole file.
-func NeedsFacts(ev Event, r *Resolution) Needs {
+func needsFacts(ev Event, r *Resolution) Needs {
 	if ev.Has(OpRescan) {
 		return Needs{}
 	}
@@ -66,4 +66,16 @@ func NeedsFacts(ev Event, r *Resolution) Needs {
 		Stats: ev.Has(OpRemove|OpWrite|OpClose|OpAttrib) || !r.Atomic,
 		Entry: ev.Has(OpMade|OpWrite) || ev.Has(OpClose) && (!r.One || !r.isFile(ev.Name)),
 	}
+}
+
+// Needs says which facts the decider needs to take ev now: none for an
+// event about nothing the path's resolution depends on, which is not of
+// the awaited file's own watch either (a kubelet update's old payload
+// going: seven events, which took a stat of the path for nothing), and
+// otherwise what needsFacts says.
+func (d *Decider) Needs(ev Event) Needs {
+	if !d.res.relevant(ev.Name) && (ev.Watch == 0 || ev.Watch != d.writer.watch) {
+		return Needs{}
+	}
+	return needsFacts(ev, &d.res)
 }

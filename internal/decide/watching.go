@@ -1,6 +1,9 @@
 package decide
 
-import "time"
+import (
+	"path/filepath"
+	"time"
+)
 
 // How the decider has what the path depends on watched: after each read,
 // what the read's resolution plans and is not watched yet, one watch at a
@@ -70,19 +73,49 @@ func (d *Decider) afterAdds(now time.Time) {
 }
 
 // addsDone ends a read's adds: gone says a path vanished as they were
-// made, added lists those watched. The path is checked from the first of
-// them on: what comes before was watched already, and a change there is
-// told by an event.
+// made, added lists those watched. The path is checked from the first name
+// whose change no watch could tell of while they were added (checkFrom):
+// a change elsewhere is told by an event.
 func (d *Decider) addsDone(gone bool, added map[string]bool, now time.Time) {
 	switch {
 	case gone:
 		d.pending.watchesAdded(true, 0, 0)
 	case len(added) > 0:
-		d.out.Next = Action{Kind: CheckPath, Touched: added}
+		d.out.Next = Action{Kind: CheckPath, Touched: d.checkFrom(added)}
 		d.phase = checking
 		return
 	}
 	d.finishAfterRead(now)
+}
+
+// checkFrom lists the names the check of the path after a read's adds
+// looks up again, the first of them in the resolution's order and all
+// that follow it (CheckPath's Touched), where added lists the paths just
+// watched: each name looked up in a directory just watched, whose entries
+// changed unseen until its watch came; each path just watched, unless a
+// watch of its directory's entries was there before, which tells of its
+// removal or replacement; and the file just watched by itself, whose
+// writes went unseen until then. In a kubelet update, the new payload's
+// directory is an entry of the volume's, watched all along, and only the
+// file is looked up again: one lstat, where the check went through the
+// payload's directory too. With none of these, it is added.
+func (d *Decider) checkFrom(added map[string]bool) map[string]bool {
+	from := make(map[string]bool, len(added))
+	for p := range added {
+		dir := filepath.Dir(p)
+		if d.res.isFile(p) || added[dir] || d.watches.watched[dir]&WatchNames == 0 {
+			from[p] = true
+		}
+	}
+	for n := range d.res.Names {
+		if added[filepath.Dir(n)] {
+			from[n] = true
+		}
+	}
+	if len(from) == 0 {
+		return added
+	}
+	return from
 }
 
 // finishAfterRead removes the watches the path no longer needs, and goes
