@@ -41,6 +41,20 @@ func (e *eventFacts) gather(evs []decide.Event, d *decide.Decider) decide.Facts 
 	return e.f
 }
 
+// gatherFirst returns the events at the head of evs that need no facts,
+// if there are any, with none; otherwise evs, with the facts they need.
+func (e *eventFacts) gatherFirst(evs []decide.Event, d *decide.Decider) ([]decide.Event, decide.Facts) {
+	n := 0
+	for n < len(evs) && d.Needs(evs[n]) == (decide.Needs{}) {
+		n++
+	}
+	if n > 0 {
+		e.f.Paths, e.f.Entries, e.f.Subject = e.f.Paths[:0], e.f.Entries[:0], 0
+		return evs[:n], e.f
+	}
+	return evs, e.gather(evs, d)
+}
+
 // has reports whether the lstat of name was gathered already.
 func (e *eventFacts) has(name string) bool {
 	for _, en := range e.f.Entries {

@@ -160,7 +160,12 @@ func (l *watchLoop) mode() Mode {
 // gathering of them answers for all the decider takes before it asks for
 // something to be done (a kubelet update's old payload going is seven
 // events in a row, each of which had a stat of its own), and the rest go
-// in once that is done, with facts gathered again.
+// in once that is done, with facts gathered again. Events at the head that
+// need no facts go in first, alone, with none: a file renamed over the
+// path is read at once, and the stat its old file's events ask for is
+// taken after, not on the way to the callback. (The decider takes events
+// one by one either way, and does nothing at the end of a lot in which
+// none asked for anything.)
 //
 // Events taken from the notifier and not handed in yet are held
 // (l.held): a queue taken meanwhile, for a read, takes them first, in
@@ -173,8 +178,8 @@ func (l *watchLoop) event(ev decide.Event) error {
 	}
 	l.noteAttributes(l.held)
 	for len(l.held) > 0 {
-		f := l.facts.gather(l.held, l.d)
-		d := l.d.Step(decide.Input{Kind: decide.InputEvents, Events: l.held, Facts: f, Now: time.Now()})
+		evs, f := l.facts.gatherFirst(l.held, l.d)
+		d := l.d.Step(decide.Input{Kind: decide.InputEvents, Events: evs, Facts: f, Now: time.Now()})
 		l.held = l.held[:copy(l.held, l.held[d.Taken:])]
 		if err := l.carryOut(d); err != nil {
 			return err

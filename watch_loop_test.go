@@ -1145,3 +1145,46 @@ func TestAReadThatFailsForTheProcessIsRetried(t *testing.T) {
 		assert.Equal(t, ModeEvents, f.Stats().Mode)
 	})
 }
+
+// Events at the head of a lot that need no facts go to the decider alone,
+// with none: a file renamed over the path is read before the stat its old
+// file's events ask for, not after it, on the way to the callback.
+func TestEventsThatNeedNoFactsGoFirstWithNone(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.yaml")
+	write(t, path, "v1\n")
+	o := newOptions([]Option{withNotifier((&fakes{}).new), withoutWriterProbe()})
+	l, err := openLoop(target{path: path, subj: &fileSubject{path: path, abs: path}, opts: &o}, quietSink{})
+	require.NoError(t, err)
+	defer l.close()
+
+	renamed := decide.Event{Name: path, Op: decide.OpCreate}                                          // moved in
+	attrib := decide.Event{Name: path, Op: decide.OpAttrib}                                           // the old file's last link gone
+	old := decide.Event{Name: filepath.Join(dir, "..2025_12_31", "config.yaml"), Op: decide.OpRemove} // nothing the path depends on
+	for _, c := range []struct {
+		name  string
+		evs   []decide.Event
+		taken int
+		stats bool
+	}{
+		{"renamed over, then its old file's events: the rename alone", []decide.Event{renamed, attrib, attrib}, 1, false},
+		{"an old payload's removals, then a rename: both alone", []decide.Event{old, old, renamed, attrib}, 3, false},
+		{"the old file's event first: all, with the stats", []decide.Event{attrib, renamed}, 2, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			evs, f := l.facts.gatherFirst(c.evs, l.d)
+			assert.Equal(t, c.evs[:c.taken], evs)
+			assert.Equal(t, c.stats, len(f.Paths) > 0)
+		})
+	}
+}
+
+// quietSink takes what a loop finds, and does nothing with it.
+type quietSink struct{}
+
+func (quietSink) found(reading)           {}
+func (quietSink) readFailed(error)        {}
+func (quietSink) watching(Mode, []string) {}
+func (quietSink) unchanged()              {}
+func (quietSink) attributes()             {}
+func (quietSink) waitsOn(*events.Bell)    {}
