@@ -55,6 +55,15 @@ func (e *eventFacts) gatherFirst(evs []decide.Event, d *decide.Decider) ([]decid
 	return evs, e.gather(evs, d)
 }
 
+// fileStat is the stat of a single file's path that the last gathering
+// took; nil for a set, or if it took none or found nothing.
+func (e *eventFacts) fileStat() fs.FileInfo {
+	if _, one := e.subj.(*fileSubject); !one || len(e.f.Paths) != 1 {
+		return nil
+	}
+	return e.f.Paths[0]
+}
+
 // has reports whether the lstat of name was gathered already.
 func (e *eventFacts) has(name string) bool {
 	for _, en := range e.f.Entries {
@@ -65,10 +74,13 @@ func (e *eventFacts) has(name string) bool {
 	return false
 }
 
-// statSubject stats each of the subject's paths, and signs the subject.
+// statSubject stats each of the subject's paths, and signs the subject. A
+// path whose lstat was gathered already, for an event on it, and is not a
+// symlink's (or found nothing), has that for its stat: an in-place write's
+// event asks for both, of the same file, on the way to the callback.
 func (e *eventFacts) statSubject() {
 	for _, p := range e.paths {
-		e.f.Paths = append(e.f.Paths, statOrNil(p))
+		e.f.Paths = append(e.f.Paths, e.statOf(p))
 	}
 	if _, one := e.subj.(*fileSubject); one {
 		// One file: its stat is the one the subject's stat asks for too.
@@ -78,6 +90,17 @@ func (e *eventFacts) statSubject() {
 		return
 	}
 	e.f.Subject = e.subj.stat()
+}
+
+// statOf is the stat of the subject's path p: its lstat gathered for an
+// event, where that says what a stat would, or a stat of its own.
+func (e *eventFacts) statOf(p string) fs.FileInfo {
+	for _, en := range e.f.Entries {
+		if en.Name == p && (en.Info == nil || en.Info.Mode()&fs.ModeSymlink == 0) {
+			return en.Info
+		}
+	}
+	return statOrNil(p)
 }
 
 func statOrNil(path string) fs.FileInfo {

@@ -181,7 +181,7 @@ func (l *watchLoop) event(ev decide.Event) error {
 		evs, f := l.facts.gatherFirst(l.held, l.d)
 		d := l.d.Step(decide.Input{Kind: decide.InputEvents, Events: evs, Facts: f, Now: time.Now()})
 		l.held = l.held[:copy(l.held, l.held[d.Taken:])]
-		if err := l.carryOut(d); err != nil {
+		if err := l.carryOutAfter(d, l.facts.fileStat()); err != nil {
 			return err
 		}
 	}
@@ -201,7 +201,19 @@ func (l *watchLoop) look(why decide.Reason, force bool) error {
 // brings, until the decider has nothing more to ask: then the loop may
 // take the next event.
 func (l *watchLoop) carryOut(d decide.Decision) error {
-	for {
+	return l.carryOutAfter(d, nil)
+}
+
+// carryOutAfter is carryOut for a decision on events whose facts held
+// stat, the stat of a single file's path (nil if they did not): where its
+// first action is to stamp the file and take the queue before a read (an
+// in-place write's close, counted), the stamp is stat's, taken a moment
+// before, after the events; an earlier stamp only sees more change.
+func (l *watchLoop) carryOutAfter(d decide.Decision, stat fs.FileInfo) error {
+	for first := true; ; first = false {
+		if !first {
+			stat = nil
+		}
 		l.apply(d)
 		a := d.Next
 		now := time.Now()
@@ -227,7 +239,11 @@ func (l *watchLoop) carryOut(d decide.Decision) error {
 			d = l.d.Step(decide.Input{Kind: decide.InputRead, Read: factsOf(l.t.subj, &l.read), Now: time.Now()})
 		case decide.TakeQueue:
 			var st decide.Stamp
-			if a.StampFirst {
+			switch {
+			case !a.StampFirst:
+			case stat != nil:
+				st = osfile.StampOf(stat)
+			default:
 				st = l.t.subj.stamp()
 			}
 			q, closed := l.takeQueue(a.AwaitTruncation)

@@ -1188,3 +1188,34 @@ func (quietSink) watching(Mode, []string) {}
 func (quietSink) unchanged()              {}
 func (quietSink) attributes()             {}
 func (quietSink) waitsOn(*events.Bell)    {}
+
+// An event that asks for both the lstat of the file and the stat of the
+// path (an in-place write's) takes one system call where the path is the
+// file itself, and two where it is a symlink.
+func TestAWritesFactsStatTheFileOnce(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "config.yaml")
+	link := filepath.Join(dir, "current.yaml")
+	write(t, file, "v1\n")
+	require.NoError(t, os.Symlink("config.yaml", link))
+	o := newOptions([]Option{withNotifier((&fakes{}).new), withoutWriterProbe()})
+	for _, c := range []struct {
+		name string
+		path string
+		same bool
+	}{
+		{"the file itself: its lstat is its stat", file, true},
+		{"a symlink: its lstat is the link's, the stat the file's", link, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l, err := openLoop(target{path: c.path, subj: &fileSubject{path: c.path, abs: c.path}, opts: &o}, quietSink{})
+			require.NoError(t, err)
+			defer l.close()
+			f := l.facts.gather([]decide.Event{{Name: c.path, Op: decide.OpWrite}}, l.d)
+			require.Len(t, f.Entries, 1)
+			require.Len(t, f.Paths, 1)
+			assert.Equal(t, c.same, f.Entries[0].Info == f.Paths[0], "one FileInfo for both")
+			assert.True(t, f.Paths[0].Mode().IsRegular(), "the path's stat is the file's")
+		})
+	}
+}
