@@ -2,6 +2,7 @@ package decide
 
 import (
 	"path/filepath"
+	"slices"
 	"time"
 )
 
@@ -93,8 +94,10 @@ func (d *Decider) addsDone(gone bool, added map[string]bool, now time.Time) {
 // that follow it (CheckPath's Touched), where added lists the paths just
 // watched: each name looked up in a directory just watched, whose entries
 // changed unseen until its watch came; each path just watched, unless a
-// watch of its directory's entries was there before, which tells of its
-// removal or replacement; and the file just watched by itself, whose
+// watch of its directory's entries was there before and stays (the
+// resolution depends on that directory's entries: one left from an
+// earlier resolution is removed once the check is done, and its events
+// with it), which tells of its removal or replacement; and the file just watched by itself, whose
 // writes went unseen until then. In a kubelet update, the new payload's
 // directory is an entry of the volume's, watched all along, and only the
 // file is looked up again: one lstat, where the check went through the
@@ -103,7 +106,7 @@ func (d *Decider) checkFrom(added map[string]bool) map[string]bool {
 	from := make(map[string]bool, len(added))
 	for p := range added {
 		dir := filepath.Dir(p)
-		if d.res.isFile(p) || added[dir] || d.watches.watched[dir]&WatchNames == 0 {
+		if d.res.isFile(p) || added[dir] || d.watches.watched[dir]&WatchNames == 0 || !slices.Contains(d.res.Dirs, dir) {
 			from[p] = true
 		}
 	}

@@ -45,8 +45,10 @@ func TestTheCheckAfterAddsStartsWhereNoWatchCouldTell(t *testing.T) {
 			set(dir), set(dir, path)},
 		{"a directory on the way and its file, both new: from the directory", plain, map[string]WatchKind{},
 			set(dir, path), set(dir, path)},
-		{"an ancestor just watched, its parent's entries watched before: from the name looked up in it",
-			plain, map[string]WatchKind{"/": watchDir}, set("/etc"), set(dir)},
+		{"an ancestor just watched, its parent's entries watched before but not depended on now: from the ancestor",
+			plain, map[string]WatchKind{"/": watchDir}, set("/etc"), set("/etc", dir)},
+		{"a directory made where the path was missing, its parent's entries watched by the last resolution only (fsnotify, no ancestors): from the directory",
+			plain, map[string]WatchKind{"/etc": watchDirFiles}, set(dir), set(dir, path)},
 		{"a directory just watched whose parent's entries were watched, nothing looked up in it: as added",
 			plain, map[string]WatchKind{"/etc": watchDir}, set("/etc/other"), set("/etc/other")},
 	} {
