@@ -167,16 +167,23 @@ func (b *inotifyBackend) Sync() {
 	}
 }
 
-// readLocked reads a batch from the kernel, if there is one, and hands it
-// on; handed reports that the handler readied a loop waiting on its
-// channel with it (see Handler.Events).
-func (b *inotifyBackend) readLocked(fd int) (handed bool, err error) {
+// readBatch reads a batch from the kernel, if there is one, and hands it
+// on, under b.mu; handed reports that the handler readied a loop waiting
+// on its channel with it (see Handler.Events), drained that the read took
+// every event the kernel held (it left room for another).
+func (b *inotifyBackend) readBatch(fd int) (handed, drained bool, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	n, err := readRaw(fd, b.buf)
 	if n > 0 {
 		handed = b.handOnLocked(n)
 	}
-	return handed, err
+	return handed, err == nil && n <= len(b.buf)-maxEventSize, err
 }
+
+// maxEventSize is the size of the largest inotify event: its header, and
+// a name of NAME_MAX bytes with its NUL.
+const maxEventSize = unix.SizeofInotifyEvent + unix.NAME_MAX + 1
 
 // readRaw reads the instance into p. Its descriptor never blocks (it was
 // made IN_NONBLOCK, and the runtime's poller waits for it), so the read is
@@ -292,17 +299,9 @@ func (b *inotifyBackend) readEvents() {
 	}
 	for {
 		var rerr error
-		var handed bool
 		err := rc.Read(func(fd uintptr) bool {
-			b.mu.Lock()
-			defer b.mu.Unlock()
-			handed, rerr = b.readLocked(int(fd))
-			return !errors.Is(rerr, unix.EAGAIN) // nothing to read: wait
-		})
-		switch {
-		case errors.Is(err, os.ErrClosed):
-			return
-		case err == nil && rerr == nil:
+			var handed, drained bool
+			handed, drained, rerr = b.readBatch(int(fd))
 			if handed {
 				// A loop waiting on its channel was readied on this P, to
 				// run once the reader parks: it runs now instead, not
@@ -315,6 +314,16 @@ func (b *inotifyBackend) readEvents() {
 				// and 18 at p90. A batch no loop wants yields nothing.
 				runtime.Gosched()
 			}
+			// A read that left room for another event took every event
+			// queued: the reader waits in the poller at once, with no read
+			// that finds nothing first (the poller was reset before this
+			// read's turn began, and an event queued since wakes it).
+			return rerr != nil && !errors.Is(rerr, unix.EAGAIN) || rerr == nil && !drained
+		})
+		switch {
+		case errors.Is(err, os.ErrClosed):
+			return
+		case err == nil && rerr == nil:
 			continue
 		case err == nil && errors.Is(rerr, unix.EINTR):
 			continue

@@ -38,7 +38,7 @@ func (b *Bell) Ring() {
 // and takes the rings so far. It is for one goroutine, the loop's.
 func (b *Bell) Wait(deadline time.Time) {
 	_ = b.f.SetReadDeadline(deadline)
-	_, _ = b.f.Read(b.buf[:]) // a ring's count, or the deadline
+	b.wait()
 }
 
 // Close releases the bell's descriptor. Rings after it do nothing.

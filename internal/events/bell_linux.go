@@ -31,3 +31,20 @@ func (b *Bell) ring() {
 		_, _, _ = unix.RawSyscall(unix.SYS_WRITE, fd, uintptr(unsafe.Pointer(&one)), unsafe.Sizeof(one))
 	})
 }
+
+// wait reads the eventfd's count through the runtime's poller, with raw
+// reads, as ring writes it: a read through the scheduler would wake the
+// runtime's monitor thread if it sleeps, as it does whenever the process
+// was idle, at the loop's every wake, even one for events that ask for
+// nothing (a kubelet update's old payload going), which then makes no
+// system call of its own. The deadline set before it ends it too.
+func (b *Bell) wait() {
+	rc, err := b.f.SyscallConn()
+	if err != nil {
+		return
+	}
+	_ = rc.Read(func(fd uintptr) bool {
+		_, _, e := unix.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&b.buf[0])), uintptr(len(b.buf)))
+		return e != unix.EAGAIN // a count, or an error that another read would give too
+	})
+}
