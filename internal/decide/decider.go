@@ -299,6 +299,16 @@ func (d *Decider) queue(p phase, q Queue, now time.Time) {
 			d.readDone(now)
 			return
 		}
+		if d.changedAfterStamp(&q) {
+			// A writer wrote or closed the file, or its attributes
+			// changed, between the stamp and the queue (writers back to
+			// back): the file's stamp moved with them, and the read's
+			// would differ from it whatever came after, which the count
+			// would take for a writer it has not heard. The read asks
+			// the kernel instead.
+			d.askRead(true)
+			return
+		}
 		d.stampBefore = q.Stamp
 		d.askRead(false)
 		return
@@ -308,6 +318,21 @@ func (d *Decider) queue(p phase, q Queue, now time.Time) {
 		v = d.closedEmpty(&d.queuedRead, d.order.after, now)
 	}
 	d.readJudged(&d.queuedRead, v, now)
+}
+
+// changedAfterStamp reports whether the queue q, taken right after the
+// file was stamped, tells of a change of the file that moves its stamp: a
+// write, a writer's close, a change of attributes, on the counted watch
+// or under the file's name.
+func (d *Decider) changedAfterStamp(q *Queue) bool {
+	for _, evs := range [...][]Event{q.Queued, q.Late} {
+		for _, ev := range evs {
+			if ev.Has(OpWrite|OpClose|OpAttrib) && (ev.Watch != 0 && ev.Watch == d.openers.watch || d.res.isFile(ev.Name)) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // added takes what adding the watch the last AddWatch asked for came to.

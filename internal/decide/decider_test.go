@@ -418,6 +418,18 @@ func TestDecisions(t *testing.T) {
 			read(time.Second, stamped(whole(ReasonWrite, written, 9), 51), "forward read; resolve"),
 			resolved(time.Second, resolution(written), false, nil, "prune; nothing"),
 		}},
+		{"back-to-back writers between the stamp and the queue: the file's stamp moved with them, and the read asks the kernel, not held for a writer no count has (an empty file waited 10 s for a close that had come)", false, counting, []step{
+			event(0, Event{Name: path, Op: OpWrite, Watch: 2}, asWritten, "nothing; wake +1s"),
+			event(time.Millisecond, Event{Name: path, Op: OpClose, Watch: 2}, asWritten, "resolve"),
+			resolved(time.Millisecond, resolution(written), false, nil, "read write"),
+			read(time.Millisecond, stamped(withWriters(whole(ReasonWrite, written, 8), WritersNone), 50), "forward read; prune; nothing"),
+			event(time.Second, Event{Name: path, Op: OpOpen, Watch: 2}, Facts{}, "nothing"),
+			event(time.Second, Event{Name: path, Op: OpWrite, Watch: 2}, asWritten, "nothing; wake +1s"),
+			event(time.Second, Event{Name: path, Op: OpClose, Watch: 2}, asWritten, "stamp, take queue"),
+			queue(time.Second, Queue{Stamp: 51, Queued: []Event{{Name: path, Op: OpOpen, Watch: 2}, {Name: path, Op: OpWrite, Watch: 2}, {Name: path, Op: OpClose, Watch: 2}},
+				QueuedFacts: asWritten}, "read write, first"),
+			read(time.Second, stamped(withWriters(whole(ReasonWrite, written, 9), WritersNone), 52), "forward read; resolve"),
+		}},
 		{"a file swapped in where the kernel said who writes: read first, asking, and handed on before the path is resolved", false, counting, []step{
 			event(0, Event{Name: path, Op: OpWrite, Watch: 2}, asWritten, "nothing; wake +1s"),
 			event(time.Millisecond, Event{Name: path, Op: OpClose, Watch: 2}, asWritten, "resolve"),
