@@ -105,6 +105,7 @@ type Decider struct {
 	readVia     bool      // it goes through the last resolution
 	readAsked   bool      // it asks the kernel of the file's writers
 	stampBefore Stamp     // the subject's stamp, taken before the queue taken right before the read; zero if none
+	restamped   bool      // that queue told of a change after its stamp, and was taken again with a new one
 	readFor     readFor
 	readAll     bool        // a refresh's read, after which every watch is added again
 	queuedRead  Read        // the read whose queue is taken
@@ -304,8 +305,15 @@ func (d *Decider) queue(p phase, q Queue, now time.Time) {
 			// changed, between the stamp and the queue (writers back to
 			// back): the file's stamp moved with them, and the read's
 			// would differ from it whatever came after, which the count
-			// would take for a writer it has not heard. The read asks
-			// the kernel instead.
+			// would take for a writer it has not heard. The file is
+			// stamped and the queue taken again, once; writers still at
+			// it then, the read asks the kernel.
+			if !d.restamped {
+				d.restamped = true
+				d.out.Next = Action{Kind: TakeQueue, StampFirst: true}
+				d.phase = queueingFirst
+				return
+			}
 			d.askRead(true)
 			return
 		}

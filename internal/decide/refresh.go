@@ -119,7 +119,7 @@ func (d *Decider) resolvedAfterRead(r Resolution, now time.Time) {
 func (d *Decider) read(o readOrder, why readFor, _ time.Time) {
 	d.order, d.readFor = o, why
 	d.readVia = d.cfg.Events
-	d.stampBefore = 0
+	d.stampBefore, d.restamped = 0, false
 	if d.counted() && o.after != afterCap && (why != readForFirst || o.after == afterClose) {
 		// A read made first after a swap or a rename asks the kernel: it
 		// most likely finds another file than the one counted. So does the
