@@ -122,6 +122,23 @@ func TestDecisions(t *testing.T) {
 	noFile := Resolution{Names: res.Names, Dirs: []string{dir}, Home: dir, HomeParent: "/etc", Atomic: true, One: true}
 	dirGone := Resolution{Names: map[string]bool{"/etc": true, dir: true, path: true}, Dirs: []string{"/etc"}, Home: "/etc", Atomic: true, One: true}
 	boom := errors.New("boom")
+	// A read that asked, no one holding the file, starts the count of its
+	// openers; the next writer's open, write and close, counted: its
+	// close stamps the file and takes the queue before the read.
+	countedClose := func(more ...step) []step {
+		return append([]step{
+			event(0, Event{Name: path, Op: OpWrite, Watch: 2}, asWritten, "nothing; wake +1s"),
+			event(time.Millisecond, Event{Name: path, Op: OpClose, Watch: 2}, asWritten, "resolve"),
+			resolved(time.Millisecond, resolution(written), false, nil, "read write"),
+			read(time.Millisecond, stamped(withWriters(whole(ReasonWrite, written, 8), WritersNone), 50), "forward read; prune; nothing"),
+			event(time.Second, Event{Name: path, Op: OpOpen, Watch: 2}, Facts{}, "nothing"),
+			event(time.Second, Event{Name: path, Op: OpWrite, Watch: 2}, asWritten, "nothing; wake +1s"),
+			event(time.Second, Event{Name: path, Op: OpClose, Watch: 2}, asWritten, "stamp, take queue"),
+		}, more...)
+	}
+	// Another writer's open, write and close, queued after the stamp.
+	backToBack := Queue{Stamp: 51, Queued: []Event{{Name: path, Op: OpOpen, Watch: 2}, {Name: path, Op: OpWrite, Watch: 2}, {Name: path, Op: OpClose, Watch: 2}},
+		QueuedFacts: asWritten}
 	for _, c := range []struct {
 		name   string
 		afresh bool // a decider that has done nothing yet, not the test decider
@@ -403,47 +420,23 @@ func TestDecisions(t *testing.T) {
 			queue(time.Second, Queue{Stamp: 51}, "read write, counted"),
 			read(time.Second, stamped(whole(ReasonWrite, written, 9), 51), "forward read; prune; nothing"),
 		}},
-		{"where the file's own watch tells its opens: a read that asked, and no one held the file, starts the count of its openers; a writer's close then reads first, counted, and is handed on before the path is resolved", false, counting, []step{
-			event(0, Event{Name: path, Op: OpWrite, Watch: 2}, asWritten, "nothing; wake +1s"),
-			event(time.Millisecond, Event{Name: path, Op: OpClose, Watch: 2}, asWritten, "resolve"),
-			resolved(time.Millisecond, resolution(written), false, nil, "read write"),
-			read(time.Millisecond, stamped(withWriters(whole(ReasonWrite, written, 8), WritersNone), 50), "forward read; prune; nothing"),
-			// The next writer: its open, writes and close, counted; its
-			// close reads with no lease, the queue taken first, and the
-			// read goes on before the path is resolved.
-			event(time.Second, Event{Name: path, Op: OpOpen, Watch: 2}, Facts{}, "nothing"),
-			event(time.Second, Event{Name: path, Op: OpWrite, Watch: 2}, asWritten, "nothing; wake +1s"),
-			event(time.Second, Event{Name: path, Op: OpClose, Watch: 2}, asWritten, "stamp, take queue"),
+		// The next writer's close reads with no lease, the queue taken
+		// first, and the read goes on before the path is resolved.
+		{"where the file's own watch tells its opens: a read that asked, and no one held the file, starts the count of its openers; a writer's close then reads first, counted, and is handed on before the path is resolved", false, counting, countedClose(
 			queue(time.Second, Queue{Stamp: 51}, "read write, counted, first"),
 			read(time.Second, stamped(whole(ReasonWrite, written, 9), 51), "forward read; resolve"),
 			resolved(time.Second, resolution(written), false, nil, "prune; nothing"),
-		}},
-		{"back-to-back writers between the stamp and the queue: the file's stamp moved with them, and the read asks the kernel, not held for a writer no count has (an empty file waited 10 s for a close that had come)", false, counting, []step{
-			event(0, Event{Name: path, Op: OpWrite, Watch: 2}, asWritten, "nothing; wake +1s"),
-			event(time.Millisecond, Event{Name: path, Op: OpClose, Watch: 2}, asWritten, "resolve"),
-			resolved(time.Millisecond, resolution(written), false, nil, "read write"),
-			read(time.Millisecond, stamped(withWriters(whole(ReasonWrite, written, 8), WritersNone), 50), "forward read; prune; nothing"),
-			event(time.Second, Event{Name: path, Op: OpOpen, Watch: 2}, Facts{}, "nothing"),
-			event(time.Second, Event{Name: path, Op: OpWrite, Watch: 2}, asWritten, "nothing; wake +1s"),
-			event(time.Second, Event{Name: path, Op: OpClose, Watch: 2}, asWritten, "stamp, take queue"),
-			queue(time.Second, Queue{Stamp: 51, Queued: []Event{{Name: path, Op: OpOpen, Watch: 2}, {Name: path, Op: OpWrite, Watch: 2}, {Name: path, Op: OpClose, Watch: 2}},
-				QueuedFacts: asWritten}, "stamp, take queue"),
+		)},
+		{"back-to-back writers between the stamp and the queue: the file's stamp moved with them, and it is stamped and the queue taken again, not the read held for a writer no count has (an empty file waited 10 s for a close that had come)", false, counting, countedClose(
+			queue(time.Second, backToBack, "stamp, take queue"),
 			queue(time.Second, Queue{Stamp: 52}, "read write, counted, first"),
 			read(time.Second, stamped(whole(ReasonWrite, written, 9), 52), "forward read; resolve"),
-		}},
-		{"writers back to back between the stamp and the queue, twice: the read asks the kernel", false, counting, []step{
-			event(0, Event{Name: path, Op: OpWrite, Watch: 2}, asWritten, "nothing; wake +1s"),
-			event(time.Millisecond, Event{Name: path, Op: OpClose, Watch: 2}, asWritten, "resolve"),
-			resolved(time.Millisecond, resolution(written), false, nil, "read write"),
-			read(time.Millisecond, stamped(withWriters(whole(ReasonWrite, written, 8), WritersNone), 50), "forward read; prune; nothing"),
-			event(time.Second, Event{Name: path, Op: OpOpen, Watch: 2}, Facts{}, "nothing"),
-			event(time.Second, Event{Name: path, Op: OpWrite, Watch: 2}, asWritten, "nothing; wake +1s"),
-			event(time.Second, Event{Name: path, Op: OpClose, Watch: 2}, asWritten, "stamp, take queue"),
-			queue(time.Second, Queue{Stamp: 51, Queued: []Event{{Name: path, Op: OpOpen, Watch: 2}, {Name: path, Op: OpWrite, Watch: 2}, {Name: path, Op: OpClose, Watch: 2}},
-				QueuedFacts: asWritten}, "stamp, take queue"),
+		)},
+		{"writers back to back between the stamp and the queue, twice: the read asks the kernel", false, counting, countedClose(
+			queue(time.Second, backToBack, "stamp, take queue"),
 			queue(time.Second, Queue{Stamp: 52, Queued: []Event{{Name: path, Op: OpAttrib, Watch: 2}}, QueuedFacts: asWritten}, "read write, first"),
 			read(time.Second, stamped(withWriters(whole(ReasonWrite, written, 9), WritersNone), 53), "forward read; resolve"),
-		}},
+		)},
 		{"a file swapped in where the kernel said who writes: read first, asking, and handed on before the path is resolved", false, counting, []step{
 			event(0, Event{Name: path, Op: OpWrite, Watch: 2}, asWritten, "nothing; wake +1s"),
 			event(time.Millisecond, Event{Name: path, Op: OpClose, Watch: 2}, asWritten, "resolve"),
