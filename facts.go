@@ -26,7 +26,7 @@ func newEventFacts(subj subject) *eventFacts {
 // gather returns the facts evs need, as d says. The events all happened
 // before it is called: one stat of a path answers for all of them.
 func (e *eventFacts) gather(evs []decide.Event, d *decide.Decider) decide.Facts {
-	e.f.Paths, e.f.Entries, e.f.Subject = e.f.Paths[:0], e.f.Entries[:0], 0
+	e.reset()
 	stats := false
 	for _, ev := range evs {
 		need := d.Needs(ev)
@@ -49,10 +49,15 @@ func (e *eventFacts) gatherFirst(evs []decide.Event, d *decide.Decider) ([]decid
 		n++
 	}
 	if n > 0 {
-		e.f.Paths, e.f.Entries, e.f.Subject = e.f.Paths[:0], e.f.Entries[:0], 0
+		e.reset()
 		return evs[:n], e.f
 	}
 	return evs, e.gather(evs, d)
+}
+
+// reset empties the facts, keeping their storage.
+func (e *eventFacts) reset() {
+	e.f.Paths, e.f.Entries, e.f.Subject = e.f.Paths[:0], e.f.Entries[:0], 0
 }
 
 // fileStat is the stat of a single file's path that the last gathering

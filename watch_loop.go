@@ -208,12 +208,12 @@ func (l *watchLoop) carryOut(d decide.Decision) error {
 // stat, the stat of a single file's path (nil if they did not): where its
 // first action is to stamp the file and take the queue before a read (an
 // in-place write's close, counted), the stamp is stat's, taken a moment
-// before, after the events; an earlier stamp only sees more change.
+// before, after the events. A change in between is one the queue tells
+// of, and the decider then has the file stamped again.
 func (l *watchLoop) carryOutAfter(d decide.Decision, stat fs.FileInfo) error {
-	for first := true; ; first = false {
-		if !first {
-			stat = nil
-		}
+	for {
+		first := stat // the events' stat answers for the first action alone
+		stat = nil
 		l.apply(d)
 		a := d.Next
 		now := time.Now()
@@ -241,8 +241,8 @@ func (l *watchLoop) carryOutAfter(d decide.Decision, stat fs.FileInfo) error {
 			var st decide.Stamp
 			switch {
 			case !a.StampFirst:
-			case stat != nil:
-				st = osfile.StampOf(stat)
+			case first != nil:
+				st = osfile.StampOf(first)
 			default:
 				st = l.t.subj.stamp()
 			}

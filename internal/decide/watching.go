@@ -90,18 +90,20 @@ func (d *Decider) addsDone(gone bool, added map[string]bool, now time.Time) {
 }
 
 // checkFrom lists the names the check of the path after a read's adds
-// looks up again, the first of them in the resolution's order and all
-// that follow it (CheckPath's Touched), where added lists the paths just
-// watched: each name looked up in a directory just watched, whose entries
-// changed unseen until its watch came; each path just watched, unless a
-// watch of its directory's entries was there before and stays (the
-// resolution depends on that directory's entries: one left from an
-// earlier resolution is removed once the check is done, and its events
-// with it), which tells of its removal or replacement; and the file just watched by itself, whose
-// writes went unseen until then. In a kubelet update, the new payload's
-// directory is an entry of the volume's, watched all along, and only the
-// file is looked up again: one lstat, where the check went through the
-// payload's directory too. With none of these, it is added.
+// looks up again, from the first of them in the resolution's order on
+// (CheckPath's Touched), where added lists the paths just watched:
+//   - each name looked up in a directory just watched, whose entries
+//     changed unseen until its watch came;
+//   - each path just watched, unless a watch of its directory's entries
+//     was there before and stays, which tells of its removal or
+//     replacement (one left from an earlier resolution alone is removed
+//     once the check is done, and its events with it);
+//   - the file just watched by itself, whose writes went unseen until then.
+//
+// In a kubelet update, the new payload's directory is an entry of the
+// volume's, watched all along, and only the file is looked up again: one
+// lstat, where the check went through the payload's directory too. Where
+// none of these is found, the check goes from every path added.
 func (d *Decider) checkFrom(added map[string]bool) map[string]bool {
 	from := make(map[string]bool, len(added))
 	for p := range added {

@@ -314,11 +314,17 @@ func (b *inotifyBackend) readEvents() {
 				// and 18 at p90. A batch no loop wants yields nothing.
 				runtime.Gosched()
 			}
+			switch {
+			case errors.Is(rerr, unix.EAGAIN):
+				return false // nothing to read: wait
+			case rerr != nil:
+				return true // the loop below says what the error means
+			}
 			// A read that left room for another event took every event
 			// queued: the reader waits in the poller at once, with no read
 			// that finds nothing first (the poller was reset before this
 			// read's turn began, and an event queued since wakes it).
-			return rerr != nil && !errors.Is(rerr, unix.EAGAIN) || rerr == nil && !drained
+			return !drained
 		})
 		switch {
 		case errors.Is(err, os.ErrClosed):
