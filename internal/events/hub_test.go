@@ -223,6 +223,32 @@ func TestABurstToAFileWatchedTwiceIsMergedAPairAtATime(t *testing.T) {
 	})
 }
 
+// Opens are the count of a file's openers, and are never merged: the
+// loop's own read opens the file, and a writer that opens it while that
+// open is still queued is another opener, not the same event again.
+func TestOpensAreNeverMergedWhileQueued(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		file := filepath.FromSlash("/vol/config.yaml")
+		raw := &fakeBackends{}
+		h := NewHub(raw.newBackend)
+		s, _ := h.Subscribe()
+		defer s.Close()
+		require.NoError(t, added(s.Add(filepath.Dir(file), reportAll)))
+		require.NoError(t, added(s.Add(file, reportAll)))
+		s.Want(file)
+		for _, op := range []decide.Op{decide.OpOpen, decide.OpOpen, decide.OpCloseNoWrite, decide.OpOpen} {
+			raw.last().sendSelf(file, op) // on the file's own watch alone, as the kernel tells opens
+		}
+		synctest.Wait()
+		events := s.(*subscription).events
+		var got []decide.Op
+		for len(events) > 0 {
+			got = append(got, (<-events).Op)
+		}
+		assert.Equal(t, []decide.Op{decide.OpOpen, decide.OpOpen, decide.OpCloseNoWrite, decide.OpOpen}, got)
+	})
+}
+
 // appendJoin is filepath.Join, made without a string for the common case.
 func TestAppendJoinIsJoin(t *testing.T) {
 	sep := string(filepath.Separator)
@@ -339,6 +365,18 @@ func (b *fakeBackend) watched() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// sendSelf tells o of path on its own watch alone, as the kernel tells
+// opens (only a file's own watch asks for them).
+func (b *fakeBackend) sendSelf(path string, o decide.Op) {
+	b.mu.Lock()
+	id, ok := b.ids[path]
+	ok = ok && b.watches[id]
+	b.mu.Unlock()
+	if ok {
+		b.h.Events([]RawEvent{{ID: id, Op: o}})
+	}
 }
 
 // send reports an event on path, as the kernel does: on the watch of its
