@@ -42,20 +42,24 @@ const maxEventsPerRead = 4096
 
 // flood makes n events that watches of path report, whatever they ask
 // for: the mode of path changed (its own watch's, or its directory's for
-// an entry), turn about with a name made and removed again in its
-// directory (the directory's), so that the kernel cannot merge them (it
-// merges an event with an identical one not yet read).
+// an entry), turn about with a name in its directory renamed to another
+// and back (the directory's), so that the kernel cannot merge them (it
+// merges an event with an identical one not yet read, and each rename has
+// a cookie of its own). Renames rather than files made and removed: on
+// ext4 each new file's inode is searched for among those recently freed,
+// and thousands of them cost seconds of the test's time.
 func flood(t *testing.T, path string, n int) {
 	t.Helper()
-	other := filepath.Join(filepath.Dir(path), "flood.tmp")
+	dir := filepath.Dir(path)
+	names := [2]string{filepath.Join(dir, "flood.tmp"), filepath.Join(dir, "flood2.tmp")}
+	require.NoError(t, os.WriteFile(names[0], nil, 0o644))
 	for i := range n {
 		switch {
 		case i%2 == 0:
 			require.NoError(t, os.Chmod(path, os.FileMode(0o644|(i/2%2)<<4)))
-		case i/2%2 == 0:
-			require.NoError(t, os.WriteFile(other, nil, 0o644))
 		default:
-			require.NoError(t, os.Remove(other))
+			from := i / 2 % 2
+			require.NoError(t, os.Rename(names[from], names[1-from]))
 		}
 	}
 }
