@@ -505,17 +505,18 @@ func (s *subscription) Close() error {
 // the first of the two queued last, while both are unread and are one
 // change told so, is merged into that pair.
 //
-// An open is never merged: the loop counts a file's openers by its own
-// watch's opens, and one process's open merged into another's hides that
-// process. The kernel merges two opens only while its reader has not read
-// the first, microseconds; this queue is read once the loop is done with
-// what it is doing, and its last event is often the loop's own read's
-// open, still unread while the read runs. Merged into it, a writer opening
-// the file during the read went uncounted (a writer held up between
-// writing and its write's event was then read half done; the convergence
-// test found it under load).
+// Opens and closes are never merged: the loop counts a file's openers by
+// them (its own watch's), and one process's open merged into another's
+// hides that process. The kernel merges two alike only until its reader
+// has read the first; this queue is read once the loop is done with what it
+// is doing, and its last event is often the loop's own read's open, unread
+// while the read runs: a writer's open merged into it went uncounted. A
+// close merged while its open was not would leave the count too high, and
+// hold reads back for an opener no longer there. A burst of writes, the
+// flood the merging is for, still merges.
 func (s *subscription) deliverLocked(ev decide.Event) {
-	if s.closed || ev.Op&decide.OpOpen == 0 && (len(s.events) > 0 && ev == s.last ||
+	const counted = decide.OpOpen | decide.OpCloseNoWrite | decide.OpClose
+	if s.closed || ev.Op&counted == 0 && (len(s.events) > 0 && ev == s.last ||
 		len(s.events) > 1 && ev == s.prev && s.prev.Op == s.last.Op && s.prev.Name == s.last.Name) {
 		return
 	}

@@ -152,7 +152,8 @@ func TestASubscriptionThatFallsBehindGetsOneRescan(t *testing.T) {
 // by the file's watch and by its directory's) is merged into the copy
 // still queued, as the kernel merges it: the queue does not fill, and the
 // writer's close after the burst is not lost. An event unlike the last
-// one queued, or one that comes after the queue was read, is queued.
+// one queued, or one that comes after the queue was read, is queued, and
+// so is every close (the count of openers).
 func TestABurstOfTheSameEventIsMergedWhileQueued(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := filepath.FromSlash // the paths as the OS spells them
@@ -170,7 +171,8 @@ func TestABurstOfTheSameEventIsMergedWhileQueued(t *testing.T) {
 		raw.last().send(p("/vol/config.yaml"), decide.OpWrite)
 		synctest.Wait()
 		events := s.(*subscription).events
-		want := []decide.Event{{Name: p("/vol/config.yaml"), Op: decide.OpWrite}, {Name: p("/vol/config.yaml"), Op: decide.OpClose}, {Name: p("/vol/config.yaml"), Op: decide.OpWrite}}
+		want := []decide.Event{{Name: p("/vol/config.yaml"), Op: decide.OpWrite}, {Name: p("/vol/config.yaml"), Op: decide.OpClose},
+			{Name: p("/vol/config.yaml"), Op: decide.OpClose}, {Name: p("/vol/config.yaml"), Op: decide.OpWrite}}
 		require.Len(t, events, len(want))
 		for _, w := range want {
 			assert.Equal(t, w, <-events)
@@ -213,6 +215,7 @@ func TestABurstToAFileWatchedTwiceIsMergedAPairAtATime(t *testing.T) {
 		events := s.(*subscription).events
 		want := []decide.Event{{Name: file, Op: decide.OpWrite, Watch: own}, {Name: file, Op: decide.OpWrite},
 			{Name: file, Op: decide.OpClose, Watch: own}, {Name: file, Op: decide.OpClose},
+			{Name: file, Op: decide.OpClose, Watch: own}, {Name: file, Op: decide.OpClose},
 			{Name: other, Op: decide.OpCreate}, {Name: other, Op: decide.OpRemove}, {Name: other, Op: decide.OpCreate},
 			{Name: file, Op: decide.OpWrite, Watch: own}, {Name: file, Op: decide.OpWrite}}
 		var got []decide.Event
@@ -223,10 +226,11 @@ func TestABurstToAFileWatchedTwiceIsMergedAPairAtATime(t *testing.T) {
 	})
 }
 
-// Opens are the count of a file's openers, and are never merged: the
-// loop's own read opens the file, and a writer that opens it while that
-// open is still queued is another opener, not the same event again.
-func TestOpensAreNeverMergedWhileQueued(t *testing.T) {
+// Opens and closes are the count of a file's openers, and are never
+// merged: the loop's own read opens the file, and a writer that opens it
+// while that open is still queued is another opener, not the same event
+// again; two readers' closes back to back are two closes.
+func TestOpensAndClosesAreNeverMergedWhileQueued(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		file := filepath.FromSlash("/vol/config.yaml")
 		raw := &fakeBackends{}
@@ -234,9 +238,11 @@ func TestOpensAreNeverMergedWhileQueued(t *testing.T) {
 		s, _ := h.Subscribe()
 		defer s.Close()
 		require.NoError(t, added(s.Add(filepath.Dir(file), reportAll)))
-		require.NoError(t, added(s.Add(file, reportAll)))
+		require.NoError(t, added(s.Add(file, reportAll|decide.WatchOpens)))
 		s.Want(file)
-		for _, op := range []decide.Op{decide.OpOpen, decide.OpOpen, decide.OpCloseNoWrite, decide.OpOpen} {
+		ops := []decide.Op{decide.OpOpen, decide.OpOpen, decide.OpCloseNoWrite, decide.OpCloseNoWrite,
+			decide.OpOpen, decide.OpOpen, decide.OpClose, decide.OpClose}
+		for _, op := range ops {
 			raw.last().sendSelf(file, op) // on the file's own watch alone, as the kernel tells opens
 		}
 		synctest.Wait()
@@ -245,7 +251,7 @@ func TestOpensAreNeverMergedWhileQueued(t *testing.T) {
 		for len(events) > 0 {
 			got = append(got, (<-events).Op)
 		}
-		assert.Equal(t, []decide.Op{decide.OpOpen, decide.OpOpen, decide.OpCloseNoWrite, decide.OpOpen}, got)
+		assert.Equal(t, ops, got)
 	})
 }
 
