@@ -46,7 +46,8 @@ test: ## vet, then run every test with the race detector (every module's, and th
 	@$(MAKE) --no-print-directory -j3 --output-sync=target test-library test-live test-koanf test-majors test-fuse test-docs test-prom test-k8smount
 	@command -v promtool >/dev/null || { echo; echo "*** make test passed WITHOUT the alerting rules' tests: promtool not found (apt-get install prometheus) ***"; }
 
-# They run three at a time: the library's tests mostly wait (on the kernel,
+# They run three at a time (test-library's two parts, about five processes,
+# take two of the three): the library's tests mostly wait (on the kernel,
 # on child processes), and the other modules' builds fill the time. The
 # parallel tests of the library wait on the kernel's real time, a second
 # and more some of them: eight at a time, not GOMAXPROCS (two here). The
@@ -57,8 +58,10 @@ test-library: test-root test-packages
 test-root:
 	GO=$(GO) ./tests/shards.sh $(SHARDS)
 
+# The library's packages but the root, which test-root runs.
 test-packages:
-	$(ROOTGO) test -race -count=1 -parallel 8 $$($(ROOTGO) list ./... | grep -vx 'github.com/keepwatch/file')
+	pkgs=$$($(ROOTGO) list ./... | grep -vx 'github.com/keepwatch/file') && [ -n "$$pkgs" ] && \
+		$(ROOTGO) test -race -count=1 -parallel 8 $$pkgs
 
 test-live:
 	cd live && $(GO) vet ./... && $(GO) test -race -count=1 ./...

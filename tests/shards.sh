@@ -16,14 +16,18 @@
 # gives (their order in the source files), which spreads a file's slow
 # tests over the shards. TestConvergence's fixed sample runs once the
 # shards are done, in a process of its own, as it ran before at the end of
-# the package: it races writers against its watches for seconds, and beside
-# the shards it ran under three processes' load, where it found a fault
+# the package (make test's other jobs may still run beside it): it races
+# writers against its watches for seconds, and beside the shards it ran
+# under three processes' more load, where it found a fault
 # (docs/reliability.md, "A writer that opened the file while the watch read
 # it"). make soak is where it runs under load, for as long as it takes. A
 # failing shard's whole output is printed; the script fails if any does.
 set -euo pipefail
-k=${1:?usage: shards.sh K [flags...]}
+export LC_ALL=C
+k=${1:-}
+[[ $k =~ ^[1-9][0-9]*$ ]] || { echo "usage: shards.sh K [flags...], K a number of processes" >&2; exit 2; }
 shift
+flags=("$@")
 root=$(cd "$(dirname "$0")/.." && pwd)
 go=${GO:-go}
 work=$(mktemp -d)
@@ -35,15 +39,17 @@ GOWORK=off "$go" test -race -c -o "$work/root.test" .
 
 last=TestConvergence
 
-start=$(date +%s.%N)
-run() { # run NAME OUT TESTS...: the tests named, in one process
+start=$EPOCHREALTIME
+# run OUT TESTS...: the tests named, in one process, with what go test
+# would give them: its timeout, and a test that exits the binary fails.
+run() {
 	local out=$1
 	shift
-	"$work/root.test" -test.count=1 -test.parallel 8 -test.run "^($(printf '%s\n' "$@" | paste -sd'|'))\$" "${flags[@]}" > "$out" 2>&1
+	"$work/root.test" -test.count=1 -test.parallel 8 -test.timeout 10m -test.paniconexit0 \
+		-test.run "^($(printf '%s\n' "$@" | paste -sd'|'))\$" ${flags[@]+"${flags[@]}"} > "$out" 2>&1
 }
-flags=("$@")
 failed=0
-report() { # report N OUT: a failed shard's output
+report() { # report WHICH OUT: a failed process's output
 	failed=1
 	echo "--- shard $1 failed:"
 	cat "$2"
@@ -61,9 +67,9 @@ done
 if grep -qx "$last" "$work/list"; then
 	run "$work/last.out" "$last" || report "$last" "$work/last.out"
 fi
-took=$(echo "$(date +%s.%N) - $start" | bc)
+took=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
 if [ "$failed" -ne 0 ]; then
-	printf 'FAIL\tgithub.com/keepwatch/file\t%.3fs (%d shards)\n' "$took" "$k"
+	printf 'FAIL\tgithub.com/keepwatch/file\t%ss (%d shards)\n' "$took" "$k"
 	exit 1
 fi
-printf 'ok  \tgithub.com/keepwatch/file\t%.3fs (%d shards, %d tests and examples)\n' "$took" "$k" "$(wc -l < "$work/list")"
+printf 'ok  \tgithub.com/keepwatch/file\t%ss (%d shards, %d tests and examples)\n' "$took" "$k" "$(wc -l < "$work/list")"
