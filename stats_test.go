@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"testing/synctest"
@@ -172,6 +173,11 @@ func TestASecretsContentHashLeavesTheProcessOnlyWhenAskedFor(t *testing.T) {
 	v.update(map[string]string{"password": password})
 	r.waitContent(t, password)
 
+	gen, err := os.Readlink(filepath.Join(filepath.Dir(v.path("password")), "..data"))
+	require.NoError(t, err)
+	// The delivery's log line comes once the callback has returned.
+	require.Eventually(t, func() bool { return strings.Contains(logged.String(), `"generation":"`+gen+`"`) }, waitFor, tick,
+		"the delivery is logged with its generation: %s", &logged)
 	st := f.Stats()
 	js, err := json.Marshal(st)
 	require.NoError(t, err)
@@ -181,15 +187,12 @@ func TestASecretsContentHashLeavesTheProcessOnlyWhenAskedFor(t *testing.T) {
 		assert.NotContains(t, logged.String(), leak)
 		assert.NotContains(t, string(js), leak)
 	}
-	gen, err := os.Readlink(filepath.Join(filepath.Dir(v.path("password")), "..data"))
-	require.NoError(t, err)
 	assert.Equal(t, gen, st.Generation)
 	assert.Equal(t, int64(len(password)), st.Size)
 	assert.False(t, st.ModTime.IsZero())
 	assert.NotEmpty(t, st.Fingerprint)
 	assert.Equal(t, st.Fingerprint, fingerprint(sum), "same content, same fingerprint, within the process")
 	assert.NotEqual(t, hex.EncodeToString(sum[:]), st.Fingerprint)
-	assert.Contains(t, logged.String(), `"generation":"`+gen+`"`)
 
 	// Asked for, on a file that is no Secret.
 	path := filepath.Join(t.TempDir(), "config.yaml")
