@@ -195,7 +195,7 @@ WRITERS_FLAGS ?=
 # another process; then keepwatch stopped (SIGSTOP) at random moments while
 # the writer goes on. WRITERS_FLAGS="-dir /tmp" for ext4; "-runs 2 -stops 5"
 # for a short run.
-bench-writers: ## a writer's open(2) of a watched config: while none, stock or keepwatch watches (3 repetitions), and while keepwatch is stopped 15 times for 2 s (20 runs), about 14 min a tree
+bench-writers: ## a writer's open(2) of a watched config: while none, stock or keepwatch watches (3 repetitions), and while keepwatch, or a process watching nothing, is stopped 15 times for 2 s (20 runs), about 27 min for one tree
 	cd tests/cpu && GO=$(GO) $(GO) run . writers -trees '$(abspath $(KEEPWATCH_TREE))' $(WRITERS_FLAGS) | tee $(CURDIR)/bench-writers.out
 
 SCENARIO    ?= kubelet

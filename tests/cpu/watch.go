@@ -89,6 +89,8 @@ func startWatcher(watcher, path string, called func(error)) error {
 		return watchBare(filepath.Dir(path), func([]byte) { called(nil) })
 	case watcherBarePath:
 		return watchDirs(directoriesAbove(path), func([]byte) { called(nil) })
+	case watcherNone: // a process that watches nothing, stopped as a watcher is: the writers' baseline
+		return nil
 	}
 	return fmt.Errorf("unknown watcher %q", watcher)
 }

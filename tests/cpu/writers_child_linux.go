@@ -26,7 +26,7 @@ const (
 // runWritersChild runs one of the writers command's children.
 func runWritersChild(role string, args []string) error {
 	fs := flag.NewFlagSet(role, flag.ContinueOnError)
-	watcher := fs.String("watcher", watcherKeepwatch, "watching: stock or keepwatch")
+	watcher := fs.String("watcher", watcherKeepwatch, "watching: stock, keepwatch, or none (a process that watches nothing)")
 	path := fs.String("path", "", "the config")
 	settle := fs.Duration("settle", time.Second, "watching: wait after the watch starts")
 	size := fs.Int("size", 1<<20, "rewrite: bytes written each time")
@@ -84,6 +84,8 @@ func startCounting(watcher, path string, called func(error)) error {
 		return stock.Provider(path).Watch(count)
 	case watcherKeepwatch:
 		return file.Provider(path).Watch(count)
+	case watcherNone:
+		return nil
 	}
 	return fmt.Errorf("unknown watcher %q: stock or keepwatch", watcher)
 }

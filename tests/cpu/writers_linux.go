@@ -119,12 +119,14 @@ func runWriters(args []string) error {
 		m.print(os.Stdout)
 	}
 	if slices.Contains(opts.parts, partStopped) {
-		keepwatches := watchers[1:]
-		runs, err := b.allStopped(keepwatches)
+		// A process that watches nothing, stopped at the same moments:
+		// what the machine and the stops cost a writer, watch or none.
+		conds := append([]contender{{watcher: watcherNone, exe: self, label: "nothing watching"}}, watchers[1:]...)
+		runs, err := b.allStopped(conds)
 		if err != nil {
 			return err
 		}
-		printStopped(os.Stdout, opts, keepwatches, runs)
+		printStopped(os.Stdout, opts, conds, runs)
 	}
 	return nil
 }
@@ -249,13 +251,14 @@ func (b writersBench) startRewriter(path string, n int, pause time.Duration) (*c
 		"-n", fmt.Sprint(n), "-pause", pause.String(), "-slow", b.opts.slow.String()})
 }
 
-// allStopped runs the stopped part runs times, each keepwatch tree once in
-// each run, taking turns.
-func (b writersBench) allStopped(keepwatches []contender) ([]stoppedRun, error) {
+// allStopped runs the stopped part runs times, each contender (the
+// keepwatch trees, and the process that watches nothing) once in each run,
+// taking turns.
+func (b writersBench) allStopped(conds []contender) ([]stoppedRun, error) {
 	rng := rand.New(rand.NewPCG(b.opts.seed, 0))
 	var runs []stoppedRun
 	for i := range b.opts.runs {
-		for _, c := range rotate(keepwatches, i) {
+		for _, c := range rotate(conds, i) {
 			r, err := b.stopped(c, rng)
 			if err != nil {
 				return nil, fmt.Errorf("%s, run %d: %w", c.label, i+1, err)

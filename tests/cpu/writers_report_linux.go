@@ -84,16 +84,16 @@ func (m *opensMeasurements) printTargets(w io.Writer) {
 }
 
 // printStopped writes the stopped part's runs, then each tree's totals.
-func printStopped(w io.Writer, o writersOptions, keepwatches []contender, runs []stoppedRun) {
+func printStopped(w io.Writer, o writersOptions, conds []contender, runs []stoppedRun) {
 	slow := millis(o.slow)
-	fmt.Fprintf(w, "keepwatch watching while a writer rewrites the file in place all the time, %v after each close; the watching process stopped (SIGSTOP) %d times a run for %v, at random moments %v to %v apart (seed %d); /proc/locks read every 5 ms of each stop for a lease on the file\n\n",
+	fmt.Fprintf(w, "keepwatch watching, or a process watching nothing, while a writer rewrites the file in place all the time, %v after each close; the watching process stopped (SIGSTOP) %d times a run for %v, at random moments %v to %v apart (seed %d); /proc/locks read every 5 ms of each stop for a lease on the file\n\n",
 		o.rewrite, o.stops, o.stop, o.gap/10, o.gap, o.seed)
-	fmt.Fprintf(w, "| run | keepwatch | opens timed | opens > %s | longest open | stops that caught a lease (seen BREAKING) |\n| --- | --- | --- | --- | --- | --- |\n", slow)
+	fmt.Fprintf(w, "| run | watching | opens timed | opens > %s | longest open | stops that caught a lease (seen BREAKING) |\n| --- | --- | --- | --- | --- | --- |\n", slow)
 	for _, r := range runs {
 		fmt.Fprintf(w, "| %d | %s | %d | %d | %s | %d of %d (%d) |\n", r.run, r.label, r.writer.Opens, r.writer.Slow, millis(r.writer.Max), r.caught, r.stops, r.breaking)
 	}
-	fmt.Fprintf(w, "\n| keepwatch | runs | opens timed | opens > %s | runs with one | longest open | stops that caught a lease (BREAKING) | runs with one |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n", slow)
-	for _, c := range keepwatches {
+	fmt.Fprintf(w, "\n| watching | runs | opens timed | opens > %s | runs with one | longest open | stops that caught a lease (BREAKING) | runs with one |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n", slow)
+	for _, c := range conds {
 		var t stoppedTotals
 		for _, r := range runs {
 			if r.label == c.label {
