@@ -25,6 +25,7 @@ const (
 	watcherKeepwatch = "keepwatch"
 	watcherBare      = "inotify"
 	watcherBarePath  = "inotify-path"
+	watcherNone      = "none" // a process that watches nothing: the writers' baseline
 )
 
 // watchResult is what a watching child reports of its measured window.

@@ -131,9 +131,6 @@ func runWriters(args []string) error {
 	return nil
 }
 
-// watcherNone is the condition with no watcher.
-const watcherNone = "none"
-
 func printWritersSetting(o writersOptions, trees []tree) {
 	fmt.Printf("What a watch costs another process that rewrites the config in place (open O_WRONLY|O_TRUNC, write %d bytes, close), each open(2) timed.\n", o.size)
 	fmt.Printf("%s, %s, %d CPUs, Linux %s, uid %d, fs.lease-break-time %s s, load average at start %s\n",
