@@ -121,12 +121,14 @@ func TestARealQueueOverflowIsSurvived(t *testing.T) {
 // the hub keeps reading, drops what nobody wants, and the stuck session
 // only loses events it then rescans for.
 func TestASlowCallbackCannotOverflowTheSharedQueue(t *testing.T) {
+	before := events.ProcessHub.Overflows()
 	r := floodWhileBlocked(t, func(path string) {
 		for i := range 2000 { // and events nobody wants, in the watched directory
 			write(t, filepath.Join(filepath.Dir(path), fmt.Sprintf("other-%04d", i)), "")
 		}
 	})
-	assert.Empty(t, r.errs(), "nothing overflowed")
+	assert.Equal(t, before, events.ProcessHub.Overflows(), "the kernel's queue overflowed")
+	assert.Empty(t, r.errs(), "nothing reported")
 }
 
 // A real overflow of the production backend's queue: the hub is held up
@@ -154,6 +156,7 @@ func TestARealOverflowOfTheInotifyQueueIsRescanned(t *testing.T) {
 		return n == 0
 	}, waitFor, tick, "the backend read all, the overflow notice last")
 	r.waitContent(t, "final\n")
+	assert.Positive(t, h.Overflows(), "the kernel's queue overflowed")
 	assert.Empty(t, r.errs(), "an overflow is lost events, not a broken watch")
 }
 

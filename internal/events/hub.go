@@ -52,6 +52,9 @@ type Hub struct {
 	names   map[string]*wanted // path → the subscriptions wanting its events
 	key     []byte             // dispatch's buffer for the names an event is looked up by
 	bells   int                // subscriptions with a bell now: at most MaxBells
+	// overflows counts the backends' reports that events were lost
+	// (the kernel's queue overflowed): for the tests (Overflows).
+	overflows int
 }
 
 // MaxBells is how many of a hub's subscriptions at once have a Bell, a
@@ -140,6 +143,9 @@ func (h *Hub) dispatch(in *instance, batch []RawEvent) (readied bool) {
 			// Events were lost (name is empty), or the mount table changed
 			// at the mount point name: every subscription, or those whose
 			// paths go through it, must look again.
+			if ev.Name == "" {
+				h.overflows++
+			}
 			for s := range in.subs {
 				if ev.Name == "" || s.throughLocked(ev.Name) {
 					s.deliverLocked(decide.Event{Op: decide.OpRescan})

@@ -33,3 +33,12 @@ func (h *Hub) Hears(path string, dir decide.WatchedInode) bool {
 	}
 	return false
 }
+
+// Overflows is how many times the hub's backends said events were lost
+// (the kernel's queue overflowed, or fsnotify's), since the hub was made.
+// It is for the tests, which make sure a flood through the hub loses none.
+func (h *Hub) Overflows() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.overflows
+}
