@@ -52,8 +52,9 @@ type Hub struct {
 	names   map[string]*wanted // path → the subscriptions wanting its events
 	key     []byte             // dispatch's buffer for the names an event is looked up by
 	bells   int                // subscriptions with a bell now: at most MaxBells
-	// overflows counts the backends' reports that events were lost
-	// (the kernel's queue overflowed): for the tests (Overflows).
+	// overflows counts the backends' reports that events were lost (a
+	// queue overflowed: the kernel's, or fsnotify's): for the tests
+	// (Overflows).
 	overflows int
 }
 
