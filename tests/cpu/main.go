@@ -3,13 +3,15 @@
 // file provider and a bare inotify reader (issue 38); with "probe", what
 // the kernel's lease probe costs, answers, and does to others' opens; and
 // with "writers", how long another process's open of the config for
-// writing waits on a watch, running or stopped (issue 42). `make
+// writing waits on a watch, running or stopped (issue 42); with "batches",
+// how an in-place write's events come to a reader, batch by batch. `make
 // bench-cpu`, `make bench-probe` and `make bench-writers` run it;
 // docs/benchmarks.md says how to read them.
 //
 //	go run . cpu [-reps 3] [-trees "/old/tree /new/tree"] [-loads ...] [-watchers ...]
 //	go run . probe
 //	go run . writers [-trees "/old/tree /new/tree"] [-parts opens,stopped] [-dir /dev/shm] [-runs 20] ...
+//	go run . batches [-dir /tmp] [-updates 1000]
 //
 // Every watcher and every load runs in a process of its own, so that the
 // CPU a watcher reports (getrusage of its own process) is its own and
@@ -50,8 +52,10 @@ func run(args []string) error {
 		return runProbe(args)
 	case "writers":
 		return runWriters(args)
+	case "batches":
+		return runBatches(args)
 	}
-	return fmt.Errorf("unknown command %q: cpu, probe or writers", command)
+	return fmt.Errorf("unknown command %q: cpu, probe, writers or batches", command)
 }
 
 func runChild(role string, args []string) int {
@@ -63,6 +67,8 @@ func runChild(role string, args []string) int {
 		err = runLoad(args)
 	case roleWatching, roleRewrite:
 		err = runWritersChild(role, args)
+	case roleBatchWriter:
+		err = runBatchWriter(args)
 	default:
 		err = runProbeChild(role, args)
 	}
