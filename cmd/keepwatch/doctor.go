@@ -274,11 +274,16 @@ func (r *report) writers(real string) {
 	if real == "" {
 		return
 	}
-	f, err := os.Open(real)
+	// Not blocking: a FIFO put in the file's place since file looked would
+	// wait for a writer, and a writer's lease would hold the doctor.
+	f, err := os.OpenFile(real, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return // file has said why
 	}
 	defer f.Close()
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+		return // file said it is not a regular file
+	}
 	a, err := writers.On(int(f.Fd()), 0) // 0: no mount ID; the doctor asks once
 	switch {
 	case a == decide.WritersOpen:

@@ -57,7 +57,14 @@ var errUsage = errors.New("usage")
 var errProblems = errors.New("problems found")
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// watch ends its watches on a signal and prints their last lines;
+	// doctor, one pass that holds nothing, is ended by one at once, as any
+	// program is, even inside a system call that waits (a file on a hung
+	// network filesystem).
+	ctx, stop := context.Background(), func() {}
+	if len(os.Args) > 1 && os.Args[1] == "watch" {
+		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	}
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

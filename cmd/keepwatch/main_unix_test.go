@@ -3,6 +3,9 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/keepwatch/file/kubevol"
 	"github.com/stretchr/testify/assert"
@@ -165,6 +169,39 @@ func TestDoctorOnBadPaths(t *testing.T) {
 	_, stderr, code := runCmd(t, "doctor", "-set", dir, "/etc/other/roles.yaml")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "/etc/other/roles.yaml is not in that directory")
+}
+
+// A FIFO, alone and as a set's member: the doctor says it is no regular
+// file and ends, where it once opened it to ask the kernel about writers
+// and waited for one for good.
+func TestDoctorOnAFIFO(t *testing.T) {
+	dir := tempDir(t)
+	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "app.yaml"), 0o644))
+	for _, arg := range []string{filepath.Join(dir, "app.yaml"), dir + "/"} {
+		stdout, code := runCmdWithin(t, time.Minute, "doctor", arg)
+		assert.Equal(t, 1, code, arg)
+		assert.Contains(t, stdout, "PROBLEM  file        "+filepath.Join(dir, "app.yaml")+" is not a regular file: nothing can be loaded from it", arg)
+		assert.Contains(t, stdout, "verdict: hot reload will NOT work", arg)
+	}
+}
+
+// runCmdWithin is runCmd for a command that must end within limit: it is
+// killed after it, and the test fails.
+func runCmdWithin(t *testing.T, limit time.Duration, args ...string) (stdout string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	var out bytes.Buffer
+	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Stdout = &out
+	err := cmd.Run()
+	require.NoError(t, ctx.Err(), "keepwatch %s did not end within %v", strings.Join(args, " "), limit)
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return out.String(), exit.ExitCode()
+	}
+	require.NoError(t, err)
+	return out.String(), 0
 }
 
 // kubeletSet makes a ConfigMap volume with two keys, as kubelet lays it
