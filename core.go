@@ -14,6 +14,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/keepwatch/file/internal/decide"
 	"github.com/keepwatch/file/internal/filemount"
+	"github.com/keepwatch/file/internal/mountinfo"
 )
 
 // core is what a File and a FileSet share: their target, and the state of
@@ -443,12 +444,20 @@ func (c *core) startable() error {
 }
 
 // recordSubPath records that the file is a single file mounted on its own,
-// at point from source.
-func (c *core) recordSubPath(point, source string) {
+// by the mount m: where, from what source, and its ID.
+func (c *core) recordSubPath(m mountinfo.Mount) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.stats.subPath = true
-	c.stats.mount.point, c.stats.mount.source = point, source
+	c.stats.mount.point, c.stats.mount.source, c.stats.mount.id = m.Point, filemount.Source(m.Root), m.ID
+}
+
+// knownMount returns what the watch found of the single file mounted at
+// the path.
+func (c *core) knownMount() mountState {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stats.mount
 }
 
 // fileMounted reports whether the watch found a single file mounted at the

@@ -264,7 +264,7 @@ func (w *delivery) checkMount() {
 	if !first && !w.c.fileMounted() {
 		return
 	}
-	f, m, err := mountFacts(t.opts.mountInfo, t.subj.paths())
+	f, m, err := mountFacts(t.opts.mountInfo, t.subj.paths(), w.c.knownMount())
 	if err != nil {
 		return // not Linux, or no /proc: nothing to say
 	}
@@ -273,7 +273,8 @@ func (w *delivery) checkMount() {
 			return
 		}
 		source := filemount.Source(m.Root)
-		w.c.recordSubPath(m.Point, source)
+		w.c.recordSubPath(m)
+		f.Source = source
 		t.opts.log().Warn("keepwatch: single-file mount: edits in place arrive, a replacement does not; mount the directory instead",
 			slog.String("path", t.path), slog.String("mount", m.Point), slog.String("source", source))
 		w.report(w.c.errorf("watch", &mountError{kind: ErrSubPathMount, source: source}))
@@ -282,15 +283,21 @@ func (w *delivery) checkMount() {
 }
 
 // recheckMount judges again whether the source of the single file mounted
-// at the path, if there is one, was replaced.
+// at the path, if there is one, was replaced. A mount made again is
+// recorded, with its source: the file a remount brings is the one its
+// source names then.
 func (w *delivery) recheckMount() {
 	t := w.c.t
 	if t.opts.mountInfo == "" || !w.c.fileMounted() {
 		return
 	}
-	f, _, err := mountFacts(t.opts.mountInfo, t.subj.paths())
+	known := w.c.knownMount()
+	f, m, err := mountFacts(t.opts.mountInfo, t.subj.paths(), known)
 	if err != nil {
 		return
+	}
+	if f.Mounted && m.ID != known.id {
+		w.c.recordSubPath(m)
 	}
 	w.judgeMount(f, false)
 }
@@ -306,6 +313,9 @@ func (w *delivery) judgeMount(f filemount.Facts, start bool) {
 	}
 	log := w.c.t.opts.log()
 	attrs := []any{slog.String("path", w.c.t.path), slog.String("mount", was.point), slog.String("source", was.source)}
+	if held := filemount.Source(f.Root); f.Mounted && held != was.source {
+		attrs = append(attrs, slog.String("held", held)) // the name the source was renamed to
+	}
 	switch filemount.Next(was.state, now, start) {
 	case filemount.Tell:
 		log.Warn("keepwatch: mount source replaced, its changes no longer arrive; restart to read them, and mount the directory instead", attrs...)
@@ -315,9 +325,10 @@ func (w *delivery) judgeMount(f filemount.Facts, start bool) {
 	}
 }
 
-// attributes takes a change of attributes an event told of: a source
-// replaced on the host side drops the link count of the file mounted.
-func (w *delivery) attributes() { w.recheckMount() }
+// selfChanged takes a change of the file's attributes or name an event
+// told of: a source replaced on the host side drops the link count of the
+// file mounted, and one renamed away moves it.
+func (w *delivery) selfChanged() { w.recheckMount() }
 
 // recheckReplaced judges the mount again before a read is taken, while its
 // source is replaced: a read after a re-check found another file there is

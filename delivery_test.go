@@ -381,6 +381,28 @@ func (l *logRecords) at(level slog.Level) []string {
 	return out
 }
 
+// attr returns the value of the attribute key of the last record whose
+// message is msg, and whether there is one.
+func (l *logRecords) attr(msg, key string) (string, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, r := range slices.Backward(l.recs) {
+		if r.Message != msg {
+			continue
+		}
+		var v string
+		var found bool
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == key {
+				v, found = a.Value.String(), true
+			}
+			return !found
+		})
+		return v, found
+	}
+	return "", false
+}
+
 // The log holds one record per state change: not one per raw event, and
 // not one per retry of the same problem. What goes well is at DEBUG; what
 // goes wrong at WARN, and its end at INFO.

@@ -172,7 +172,9 @@
 // updates, sed -i, most editors' saves, mv) never does. The provider says
 // so once ([ErrSubPathMount]), and tells a replacement as soon as the
 // kernel shows it ([ErrSourceReplaced], Stats.SourceReplaced): the file's
-// link count drops to 0 while the mount still holds it.
+// link count drops to 0 while the mount still holds it, or, for a source
+// renamed away and kept (mv, vim's backup copy), the mount table shows the
+// source under its new name.
 // The package github.com/keepwatch/file/kubevol plays kubelet's volume
 // updates, so that a service's tests can put its reload through them.
 //

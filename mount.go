@@ -30,6 +30,7 @@ import (
 type mountState struct {
 	point  string // where it is mounted; "" if no mount was found
 	source string // the source's path on the host side, as the mount table first gave it
+	id     int    // the mount's ID in the table
 	state  filemount.State
 }
 
@@ -47,8 +48,11 @@ func subPathMount(mounts []mountinfo.Mount, paths []string) (mountinfo.Mount, bo
 }
 
 // mountFacts gathers what filemount judges, for the subject's paths, from
-// the mount table at table, and returns the mount found, if any.
-func mountFacts(table string, paths []string) (filemount.Facts, mountinfo.Mount, error) {
+// the mount table at table, and returns the mount found, if any. known is
+// what the watch found before: where the mount is the one it found, by its
+// ID, the facts name its source as found then, which a source renamed away
+// on the host side no longer is.
+func mountFacts(table string, paths []string, known mountState) (filemount.Facts, mountinfo.Mount, error) {
 	mounts, err := mountinfo.ReadFile(table)
 	if err != nil {
 		return filemount.Facts{}, mountinfo.Mount{}, err
@@ -57,6 +61,9 @@ func mountFacts(table string, paths []string) (filemount.Facts, mountinfo.Mount,
 	f := filemount.Facts{Mounted: found, Root: m.Root}
 	if !found {
 		return f, m, nil
+	}
+	if known.point != "" && m.ID == known.id {
+		f.Source = known.source
 	}
 	if info, err := os.Stat(m.Point); err == nil {
 		f.Resolves, f.Links = true, osfile.LinkCount(info)

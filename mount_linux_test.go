@@ -129,3 +129,39 @@ func TestAWatchStartedOnAReplacedSourceSaysSo(t *testing.T) {
 	assert.ErrorIs(t, waitErrs(t, next, 1)[0], ErrSourceReplaced, "the single-file mount is told once per provider, the replacement to each watch")
 	assert.True(t, f.Stats().SourceReplaced)
 }
+
+// A source renamed away on the host side keeps its links, so no link
+// count tells: mv, an editor that keeps the old file as a backup copy
+// (vim's backup, emacs's ~ files), a directory above it renamed. The mount
+// table shows the mount's root under the new name, and the file's own
+// watch hears the move at once. Renamed back, the mount holds the file its
+// source names again.
+func TestASingleFileMountsSourceRenamedAwayIsToldAtOnce(t *testing.T) {
+	needCaps(t, decide.Caps{Files: true}, "the file's own watch, which hears the file moved")
+	if !inMountNamespace(t) {
+		return
+	}
+	source, point := fileMount(t)
+	logs := &logRecords{}
+	f, r := watchedByEvents(t, point, WithLogger(slog.New(logs)))
+	assert.ErrorIs(t, waitErrs(t, r, 1)[0], ErrSubPathMount)
+	write(t, source, "v1\n")
+	r.waitContent(t, "v1\n")
+
+	require.NoError(t, os.Rename(source, source+"~")) // vim with 'backup' set
+	write(t, source, "v2\n")
+	err := r.waitErr(t, ErrSourceReplaced)
+	assert.Equal(t, "watch "+point+": keepwatch: mount source replaced: "+source+
+		" was replaced, and its changes no longer arrive; restart to read them, and mount the directory instead", err.Error())
+	assert.True(t, f.Stats().SourceReplaced)
+	held, _ := logs.attr("keepwatch: mount source replaced, its changes no longer arrive; restart to read them, and mount the directory instead", "held")
+	assert.Equal(t, source+"~", held, "the log names what the host calls the file the mount holds")
+
+	require.NoError(t, os.Rename(source+"~", source)) // the old file back under its name
+	require.Eventually(t, func() bool { return !f.Stats().SourceReplaced }, 10*time.Second, time.Millisecond)
+	assert.Contains(t, logs.at(slog.LevelInfo), "INFO keepwatch: mount source back")
+	write(t, source, "v3\n")
+	r.waitContent(t, "v3\n")
+	assert.Equal(t, []string{"v1\n", "v3\n"}, r.contents(), "the mount held v1 throughout; v2 never reached it")
+	assert.Len(t, r.errs(), 2, "each problem told once: %s", r)
+}

@@ -28,10 +28,12 @@ type sink interface {
 	// unchanged says that a look found the file as the last read left
 	// it: the watch is looking.
 	unchanged()
-	// attributes says that an event told of a change of attributes (a
-	// link count among them: see mount.go), once the loop has carried out
-	// what the events asked.
-	attributes()
+	// selfChanged says that an event told of a change to the file that
+	// its content does not show, a change of its attributes (a link count
+	// among them) or of its name (moved, or removed): a single file
+	// mounted on its own shows its source's replacement so (mount.go). It
+	// is told once the loop has carried out what the events asked.
+	selfChanged()
 	// waitsOn says that the loop waits on bell (see events.Bell), nil
 	// once it no longer does: the watch's end and a request to look ring
 	// it, after they are made.
@@ -91,7 +93,7 @@ type watchLoop struct {
 	held, more   []decide.Event // taken from the notifier, not handed in yet (see event); kept from one batch to the next
 	lateFacts    *eventFacts    // facts for the late events, apart from the queued ones'
 
-	attribSeen bool // an event told of a change of attributes, not told to the sink yet (noteAttributes)
+	selfSeen bool // an event told of a change of the file's attributes or name, not told to the sink yet (noteSelfChanges)
 }
 
 // openLoop creates a notifier and makes it watch what the path depends
@@ -176,7 +178,7 @@ func (l *watchLoop) event(ev decide.Event) error {
 	for i := range l.held {
 		l.held[i].Name = cleanName(l.held[i])
 	}
-	l.noteAttributes(l.held)
+	l.noteSelfChanges(l.held)
 	for len(l.held) > 0 {
 		evs, f := l.facts.gatherFirst(l.held, l.d)
 		d := l.d.Step(decide.Input{Kind: decide.InputEvents, Events: evs, Facts: f, Now: time.Now()})
@@ -435,8 +437,8 @@ func (l *watchLoop) takeQueue(truncation bool) (decide.Queue, bool) {
 	for i := range late {
 		late[i].Name = cleanName(late[i])
 	}
-	l.noteAttributes(queued)
-	l.noteAttributes(late)
+	l.noteSelfChanges(queued)
+	l.noteSelfChanges(late)
 	q := decide.Queue{Queued: queued, Late: late}
 	q.QueuedFacts = l.facts.gather(queued, l.d)
 	q.LateFacts = q.QueuedFacts
@@ -509,28 +511,32 @@ func (l *watchLoop) tellWatching() {
 }
 
 // The decider takes a change of attributes that leaves the file's stat as
-// the last read left it for nothing (a chmod, a touch). One of them means
-// something to the provider: the link count of a single file mounted on
-// its own drops to 0 when the host replaces its source, and the file's own
-// watch hears it at once (mount.go). The loop passes such events on to its
-// sink, once per turn, after it has carried out what they asked.
+// the last read left it for nothing (a chmod, a touch), and a move of the
+// file that leaves the path leading to it for nothing but a look. They mean
+// something to the provider where a single file is mounted on its own: its
+// link count drops to 0 when the host replaces its source, and the file is
+// moved when the host renames its source away (mv, an editor's backup
+// copy), both of which the file's own watch hears at once (mount.go). The
+// loop passes such events on to its sink, once per turn, after it has
+// carried out what they asked.
 
-// noteAttributes notes a change of attributes among evs.
-func (l *watchLoop) noteAttributes(evs []decide.Event) {
+// noteSelfChanges notes a change of attributes, a move or a removal among
+// evs.
+func (l *watchLoop) noteSelfChanges(evs []decide.Event) {
 	for _, ev := range evs {
-		if ev.Has(decide.OpAttrib) {
-			l.attribSeen = true
+		if ev.Has(decide.OpAttrib | decide.OpRemove) {
+			l.selfSeen = true
 			return
 		}
 	}
 }
 
-// tellAttributes tells the sink of the changes of attributes noted since
-// it last did, if any.
-func (l *watchLoop) tellAttributes() {
-	if l.attribSeen {
-		l.attribSeen = false
-		l.out.attributes()
+// tellSelfChanges tells the sink of the changes noted since it last did,
+// if any.
+func (l *watchLoop) tellSelfChanges() {
+	if l.selfSeen {
+		l.selfSeen = false
+		l.out.selfChanged()
 	}
 }
 

@@ -1186,7 +1186,7 @@ func (quietSink) found(reading)           {}
 func (quietSink) readFailed(error)        {}
 func (quietSink) watching(Mode, []string) {}
 func (quietSink) unchanged()              {}
-func (quietSink) attributes()             {}
+func (quietSink) selfChanged()            {}
 func (quietSink) waitsOn(*events.Bell)    {}
 
 // An event that asks for both the lstat of the file and the stat of the

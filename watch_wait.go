@@ -75,7 +75,7 @@ func (l *watchLoop) loop(ctx context.Context, look <-chan struct{}) error {
 		if err != nil {
 			return err
 		}
-		l.tellAttributes()
+		l.tellSelfChanges()
 	}
 }
 
@@ -122,7 +122,7 @@ func (l *watchLoop) loopOnBell(ctx context.Context, look <-chan struct{}, bell *
 		if err != nil {
 			return err
 		}
-		l.tellAttributes()
+		l.tellSelfChanges()
 	}
 }
 

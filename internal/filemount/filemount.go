@@ -8,7 +8,11 @@
 // update of a ConfigMap) never does. The mount holds the old file for
 // good, and the kernel shows it: the file's link count is 0 while the
 // mount point still leads to it, and the mount table shows the mount's
-// root as the source's path with "//deleted" after it.
+// root as the source's path with "//deleted" after it. A source renamed
+// away on the host side (mv, an editor that keeps the old file as a backup
+// copy, a directory above it renamed) keeps its links, and the table
+// shows the mount's root under its new name: the host's name for it leads
+// elsewhere, or nowhere.
 //
 // It does no I/O: the caller gathers the facts (a stat, the mount table),
 // and carries out what the judgment says.
@@ -29,6 +33,9 @@ type Facts struct {
 	// file's link count.
 	Resolves bool
 	Links    uint64
+	// Source is the source's path, as the table gave it when the watch
+	// first found this mount; "" if not known.
+	Source string
 }
 
 // State is what a watched path's mount is.
@@ -57,12 +64,14 @@ const deletedSuffix = "//deleted"
 // Judge says what the facts mean. A file that the path leads to with no
 // link left is held there only by a mount, whatever the table says; a root
 // the kernel marks deleted says the same of a source that still has
-// another name.
+// another name; and a root that is not the source first found is the
+// source renamed away, its name left to another file or to none.
 func Judge(f Facts) State {
 	switch {
 	case !f.Mounted:
 		return Unmounted
-	case f.Resolves && f.Links == 0, strings.HasSuffix(f.Root, deletedSuffix):
+	case f.Resolves && f.Links == 0, strings.HasSuffix(f.Root, deletedSuffix),
+		f.Source != "" && Source(f.Root) != f.Source:
 		return Replaced
 	}
 	return Intact

@@ -22,6 +22,11 @@ func TestJudge(t *testing.T) {
 		{"its name unlinked, a second name left", Facts{Mounted: true, Root: root + "//deleted", Resolves: true, Links: 1}, Replaced},
 		{"the path leads nowhere now", Facts{Mounted: true, Root: root}, Intact},
 		{"a source whose name ends so", Facts{Mounted: true, Root: "/srv/deleted", Resolves: true, Links: 1}, Intact},
+		{"its source as first found", Facts{Mounted: true, Root: root, Resolves: true, Links: 1, Source: root}, Intact},
+		{"its source renamed away (mv, an editor's backup copy)", Facts{Mounted: true, Root: root + "~", Resolves: true, Links: 1, Source: root}, Replaced},
+		{"a directory above its source renamed", Facts{Mounted: true, Root: "/home/me/app.old/config.yaml", Resolves: true, Links: 1, Source: root}, Replaced},
+		{"renamed away, then unlinked", Facts{Mounted: true, Root: root + "~//deleted", Resolves: true, Links: 0, Source: root}, Replaced},
+		{"renamed away, then renamed back", Facts{Mounted: true, Root: root, Resolves: true, Links: 1, Source: root}, Intact},
 	} {
 		assert.Equal(t, c.want, Judge(c.f), c.name)
 	}
