@@ -110,14 +110,14 @@ var (
 	reloadsFailed = desc("keepwatch_config_reloads_failed_total",
 		"Reloads that failed (Load, Build or Validate) while a config was in force, which stayed.", "config")
 	configInfo = desc("keepwatch_config_info",
-		"The identity of the config in force (an HMAC under a key the replicas share): equal across replicas that run the same config.", "config", "identity")
+		"The identity of the config in force (an HMAC under a key the replicas share, or with PlainIdentity its plain SHA-256): equal across replicas that run the same config.", "config", "identity")
 	comparable = desc("keepwatch_config_comparable",
 		"1 if the config has an identity to compare replicas by (IdentityKey or PlainIdentity), 0 if it has none, and keepwatch_config_info is absent.", "config")
 
 	updates = desc("keepwatch_watch_updates_total",
 		"Updates delivered to the provider's callback.", "path")
 	watchErrors = desc("keepwatch_watch_errors_total",
-		"Problems the provider reported: the file missing, unreadable or too large, the watch broken.", "path")
+		"Problems the provider reported: the file missing, unreadable or too large, the watch broken, a single file mounted on its own (once) and its source replaced.", "path")
 	restarts = desc("keepwatch_watch_restarts_total",
 		"Watches re-armed, or fallen back to polling, after a failure.", "path")
 	mode = desc("keepwatch_watch_mode",

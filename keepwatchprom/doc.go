@@ -31,7 +31,7 @@
 //	keepwatch_config_reloads_total{config}                          counter reloads, Start's included, whether they succeeded or not
 //	keepwatch_config_reloads_failed_total{config}                   counter reloads that failed while a config was in force (rejected pushes)
 //	keepwatch_config_info{config,identity}                          gauge   1, with the identity of the config in force; absent without one
-//	keepwatch_config_comparable{config}                             gauge   1 if the config has an identity (IdentityKey), 0 if replicas cannot be compared
+//	keepwatch_config_comparable{config}                             gauge   1 if the config has an identity (IdentityKey or PlainIdentity), 0 if replicas cannot be compared
 //	keepwatch_watch_updates_total{path}                             counter updates delivered to the provider's callback
 //	keepwatch_watch_errors_total{path}                              counter problems reported (file or watch)
 //	keepwatch_watch_restarts_total{path}                            counter watches re-armed, or fallen back to polling, after a failure

@@ -154,7 +154,7 @@ func (c *Config) Koanf() *koanf.Koanf {
 // Reload loads the config again now, as a change would: for a SIGHUP or an
 // admin endpoint. It returns why the new config was not published, if it
 // was not; the one in force stays then.
-func (c *Config) Reload() error { return c.e.reload() }
+func (c *Config) Reload() error { return c.e.reload(c.spec()) }
 
 // Subscribe asks for fn to be called after each config is published, with
 // the one it replaced and the new one, until the returned func is called.
@@ -177,7 +177,8 @@ func (c *Config) Stats() Stats { return c.e.statsOf(c.spec) }
 func (c *Config) Ready() error { return ready(c.e.statsOf(c.spec)) }
 
 // Close stops watching; the config in force stays readable. It does not
-// wait for a reload under way: Shutdown does.
+// wait for a reload under way: Shutdown does. A closed config is not
+// started again: Start and StartWait fail on it.
 func (c *Config) Close() error { return c.e.close() }
 
 // Shutdown stops watching, and waits until every watched provider that

@@ -234,13 +234,17 @@ func TestStartFailsOnABadFirstLoad(t *testing.T) {
 	require.Error(t, c.Start())
 	assert.Nil(t, c.Koanf())
 	assert.Equal(t, file.ModeStopped, f.Stats().Mode)
-	assert.ErrorContains(t, (&live.Config{}).Start(), "without Load")
-	assert.ErrorContains(t, c.Reload(), "not started")
+	assert.EqualError(t, (&live.Config{Name: "authz"}).Start(), "keepwatch: config authz: no Load")
+	assert.EqualError(t, (&live.Config{}).Start(), "keepwatch: config live.Config: no Load")
+	assert.EqualError(t, c.Reload(), "keepwatch: config "+path+": not started, or closed")
 
 	write(t, path, "a: 1\n")
 	start(t, c)
 	assert.Equal(t, 1, c.Koanf().Int("a"))
-	assert.ErrorContains(t, c.Start(), "already started")
+	assert.EqualError(t, c.Start(), "keepwatch: config "+path+": already started")
+	require.NoError(t, c.Close())
+	assert.EqualError(t, c.Start(), "keepwatch: config "+path+": closed: a config is started once")
+	assert.EqualError(t, c.StartWait(t.Context()), "keepwatch: config "+path+": closed: a config is started once")
 }
 
 // Many live configs and files, one inotify instance.

@@ -72,10 +72,31 @@ type spec[T any] struct {
 
 // check tells what is wrong with the owner's fields, if anything.
 func (s *spec[T]) check() error {
+	err := s.identity.check()
 	if s.load == nil {
-		return errNoLoad
+		err = errNoLoad
 	}
-	return s.identity.check()
+	if err != nil {
+		label, _ := s.label()
+		return named(label, err)
+	}
+	return nil
+}
+
+// startable tells why an engine in state st cannot be started with s, if
+// it cannot.
+func (s *spec[T]) startable(st state) error {
+	var err error
+	switch st {
+	case stateNew:
+		return nil
+	case stateClosed:
+		err = errWasClosed
+	default:
+		err = errStarted
+	}
+	label, _ := s.label()
+	return named(label, err)
 }
 
 type subscriber[T any] struct{ fn func(old, new T) }
@@ -105,8 +126,8 @@ func (e *engine[T]) start(s spec[T]) error {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.state != stateNew {
-		return errStarted
+	if err := s.startable(e.state); err != nil {
+		return err
 	}
 	e.take(s)
 	if err := e.reloadLocked(reasonStart, ""); err != nil {
@@ -232,12 +253,13 @@ func (e *engine[T]) problem(w Watcher, path string, err error) {
 	}
 }
 
-// reload is a reload on request.
-func (e *engine[T]) reload() error {
+// reload is a reload on request of the config s describes.
+func (e *engine[T]) reload(s spec[T]) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.state != stateStarted {
-		return errNotStarted
+		label, _ := s.label()
+		return named(label, errNotStarted)
 	}
 	return e.reloadLocked(reasonRequest, "")
 }

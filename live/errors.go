@@ -1,17 +1,28 @@
 package live
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // ErrRejected means Validate rejected a config or a value; the one in
 // force stayed. The error that matches it wraps Validate's error, and
 // names the config.
 var ErrRejected = errors.New("keepwatch: config rejected")
 
+// What a config's use got wrong; an error names the config (named).
 var (
-	errNoLoad     = errors.New("keepwatch: live config without Load")
-	errStarted    = errors.New("keepwatch: live config already started")
-	errNotStarted = errors.New("keepwatch: live config not started, or closed")
+	errNoLoad     = errors.New("no Load")
+	errStarted    = errors.New("already started")
+	errWasClosed  = errors.New("closed: a config is started once")
+	errNotStarted = errors.New("not started, or closed")
 )
+
+// named returns err as an error of the config labelled label: with several
+// configs, the error says which.
+func named(label string, err error) error {
+	return fmt.Errorf("keepwatch: %s: %w", configText(label), err)
+}
 
 // The steps of a reload that can fail, as an error tells them.
 const (

@@ -17,7 +17,7 @@ import (
 // shorter key could be guessed along with the config.
 const MinIdentityKeySize = 16
 
-var errShortKey = fmt.Errorf("keepwatch: identity key shorter than %d bytes", MinIdentityKeySize)
+var errShortKey = fmt.Errorf("identity key shorter than %d bytes", MinIdentityKeySize)
 
 // identity says how the Identity of a config is made: under a key shared
 // by the replicas, plainly, or not at all.

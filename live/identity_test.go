@@ -80,7 +80,7 @@ func TestIdentityWithoutAKey(t *testing.T) {
 	assert.Equal(t, "sha256:"+hex.EncodeToString(sum[:]), p.Stats().Identity)
 
 	short := &live.Config{Load: loadYAML(src), IdentityKey: []byte("short"), Logger: testLogger(t)}
-	assert.ErrorContains(t, short.Start(), "identity key shorter than 16 bytes")
+	assert.EqualError(t, short.Start(), "keepwatch: config live.Config: identity key shorter than 16 bytes", "the error names the config")
 	assert.Zero(t, short.Stats().Published)
 }
 

@@ -181,7 +181,7 @@ func (v *Value[T]) Koanf() *koanf.Koanf {
 // Reload loads and builds the value again now, as a change would: for a
 // SIGHUP or an admin endpoint. It returns why the new value was not
 // published, if it was not; the one in force stays then.
-func (v *Value[T]) Reload() error { return v.e.reload() }
+func (v *Value[T]) Reload() error { return v.e.reload(v.spec()) }
 
 // Subscribe asks for fn to be called after each value is published, with
 // the one it replaced and the new one, until the returned func is called.
@@ -202,7 +202,8 @@ func (v *Value[T]) Stats() Stats { return v.e.statsOf(v.spec) }
 func (v *Value[T]) Ready() error { return ready(v.e.statsOf(v.spec)) }
 
 // Close stops watching; the value in force stays readable, and is not
-// closed. It does not wait for a reload under way: Shutdown does.
+// closed. It does not wait for a reload under way: Shutdown does. A closed
+// Value is not started again: Start and StartWait fail on it.
 func (v *Value[T]) Close() error { return v.e.close() }
 
 // Shutdown stops watching, and waits until every watched provider that

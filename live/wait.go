@@ -18,7 +18,7 @@ const (
 )
 
 // errClosed ends a StartWait that Close or Shutdown interrupted.
-var errClosed = errors.New("keepwatch: live config closed while it waited for a good config")
+var errClosed = errors.New("closed while it waited for a good config")
 
 // startWait watches everything in s.watch, then loads until a config is
 // published: at once, on each call back of a watched provider, and every
@@ -48,7 +48,7 @@ func (e *engine[T]) startWait(ctx context.Context, s spec[T]) error {
 			return nil
 		case errors.Is(err, errClosed):
 			e.unwatchAll(watched)
-			return err
+			return named(e.label, err)
 		case err.Error() != logged:
 			// Once for each reason it waits: a file that is missing, then
 			// one that does not parse.
@@ -70,8 +70,8 @@ func (e *engine[T]) startWait(ctx context.Context, s spec[T]) error {
 func (e *engine[T]) begin(s spec[T]) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.state != stateNew {
-		return errStarted
+	if err := s.startable(e.state); err != nil {
+		return err
 	}
 	e.take(s)
 	e.state = stateStarting
@@ -137,7 +137,7 @@ func (e *engine[T]) giveUp(ctx context.Context, watched []bool) error {
 	e.mu.Unlock()
 	e.unwatchAll(watched)
 	if closed {
-		return errClosed
+		return named(e.label, errClosed)
 	}
 	last := e.snapshotStats().LastError
 	if last == nil {

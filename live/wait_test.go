@@ -157,7 +157,7 @@ func TestCloseEndsStartWait(t *testing.T) {
 		require.NoError(t, c.Close())
 		err := <-done
 		require.Error(t, err)
-		assert.Contains(t, err.Error(), "closed while it waited")
+		assert.Equal(t, "keepwatch: config "+path+": closed while it waited for a good config", err.Error())
 		assert.Equal(t, file.ModeStopped, f.Stats().Mode)
 	}
 }
