@@ -44,6 +44,21 @@ func bindMount(t *testing.T, source, point string) {
 	t.Cleanup(func() { _ = unix.Unmount(point, unix.MNT_DETACH) })
 }
 
+// watchedMount makes a single file mounted on its own (fileMount) and
+// watches it on events, logging to logs, once the watch has told the
+// mount; ok is false where no mount can be made (inMountNamespace).
+func watchedMount(t *testing.T) (source, point string, f *File, r *recorder, logs *logRecords, ok bool) {
+	t.Helper()
+	if !inMountNamespace(t) {
+		return "", "", nil, nil, nil, false
+	}
+	source, point = fileMount(t)
+	logs = &logRecords{}
+	f, r = watchedByEvents(t, point, WithLogger(slog.New(logs)))
+	assert.ErrorIs(t, waitErrs(t, r, 1)[0], ErrSubPathMount)
+	return source, point, f, r, logs, true
+}
+
 // Edits in place of the source arrive, each of them; a replacement of it
 // on the host side does not, and is told at once, by the file's own watch
 // (its link count drops to 0): with the re-check off, nothing else could
@@ -51,13 +66,10 @@ func bindMount(t *testing.T, source, point string) {
 // over.
 func TestASingleFileMountsReplacedSourceIsToldAtOnce(t *testing.T) {
 	needCaps(t, decide.Caps{Files: true}, "the file's own watch, which hears its link count drop")
-	if !inMountNamespace(t) {
+	source, point, f, r, logs, ok := watchedMount(t)
+	if !ok {
 		return
 	}
-	source, point := fileMount(t)
-	logs := &logRecords{}
-	f, r := watchedByEvents(t, point, WithLogger(slog.New(logs)))
-	assert.ErrorIs(t, waitErrs(t, r, 1)[0], ErrSubPathMount)
 	assert.True(t, f.Stats().SubPath)
 
 	for i := 1; i <= 10; i++ {
@@ -138,13 +150,10 @@ func TestAWatchStartedOnAReplacedSourceSaysSo(t *testing.T) {
 // source names again.
 func TestASingleFileMountsSourceRenamedAwayIsToldAtOnce(t *testing.T) {
 	needCaps(t, decide.Caps{Files: true}, "the file's own watch, which hears the file moved")
-	if !inMountNamespace(t) {
+	source, point, f, r, logs, ok := watchedMount(t)
+	if !ok {
 		return
 	}
-	source, point := fileMount(t)
-	logs := &logRecords{}
-	f, r := watchedByEvents(t, point, WithLogger(slog.New(logs)))
-	assert.ErrorIs(t, waitErrs(t, r, 1)[0], ErrSubPathMount)
 	write(t, source, "v1\n")
 	r.waitContent(t, "v1\n")
 
