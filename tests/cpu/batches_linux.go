@@ -112,9 +112,12 @@ func readBatches(fd, updates int) (map[string]int, error) {
 		if shape.Len() > 0 {
 			shape.WriteByte('|')
 		}
-		closed := false
+		// A read behind the writer holds more than one update: each close
+		// ends its update's shape, and what follows it in the read begins
+		// the next one's.
 		for off := 0; off+unix.SizeofInotifyEvent <= n; {
 			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+			off += unix.SizeofInotifyEvent + int(ev.Len)
 			switch {
 			case ev.Mask&unix.IN_OPEN != 0:
 				shape.WriteByte('O')
@@ -122,14 +125,10 @@ func readBatches(fd, updates int) (map[string]int, error) {
 				shape.WriteByte('M')
 			case ev.Mask&unix.IN_CLOSE_WRITE != 0:
 				shape.WriteByte('C')
-				closed = true
+				shapes[shape.String()]++
+				shape.Reset()
+				seen++
 			}
-			off += unix.SizeofInotifyEvent + int(ev.Len)
-		}
-		if closed {
-			shapes[shape.String()]++
-			shape.Reset()
-			seen++
 		}
 	}
 	return shapes, nil
