@@ -68,7 +68,8 @@ type Config struct {
 	// Logger to change how failures are logged. Do not fail readiness on
 	// it: a bad push reaches every replica at once, and the config in
 	// force still serves (see Ready). A failed Start is not told to it:
-	// Start returns the error.
+	// Start returns the error. It may call Close; not Reload or Shutdown,
+	// which wait for the reload that tells it.
 	OnError func(err error)
 
 	// Conf configures each koanf instance Load builds into; the zero value
@@ -160,7 +161,10 @@ func (c *Config) Reload() error { return c.e.reload(c.spec()) }
 // the one it replaced and the new one, until the returned func is called.
 // It may be called before Start, which publishes the first config without
 // telling subscribers. Calls are made one at a time, in order, by the
-// goroutine that reloaded; fn must not call Reload, which waits for it.
+// goroutine that reloaded. fn may Subscribe, call a cancel (its own
+// included: a subscriber cancelled meanwhile is not told of the next
+// publication) and Close; it must not call Reload or Shutdown, which wait
+// for it.
 func (c *Config) Subscribe(fn func(old, new *koanf.Koanf)) (cancel func()) {
 	return c.e.subscribe(fn)
 }

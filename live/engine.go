@@ -32,15 +32,23 @@ type Watcher interface {
 type engine[T any] struct {
 	cur atomic.Pointer[snapshot[T]] // nil until the first publication
 
-	mu      sync.Mutex // held by each reload, from Load to the last subscriber and Close
-	spec    spec[T]    // set by start, read only after
-	label   string     // names the config in errors and logs: its name, or the paths it watches
-	attrs   []slog.Attr
-	subs    []*subscriber[T] // in the order they subscribed
-	failing bool             // the last reload failed
-	state   state
-	told    bool          // the config's lack of an identity was logged
-	wake    chan struct{} // while starting: a watched provider called back; holds one, so calls coalesce
+	// reloadMu is held by each reload, from Load to the last subscriber
+	// and the Close of the value replaced, so that reloads and what they
+	// tell come one at a time, in order. The owner's code runs under it
+	// (Load, Build, Validate, the subscribers, OnError), so it is never
+	// taken under mu: a subscriber or OnError may Subscribe, cancel,
+	// Close or Shutdown, and Close does not wait for a reload under way.
+	reloadMu sync.Mutex
+	failing  bool // the last reload failed; reloadMu
+	told     bool // the config's lack of an identity was logged; reloadMu
+
+	mu    sync.Mutex       // guards what follows; never held while the owner's code runs
+	spec  spec[T]          // set by start, read only after
+	label string           // names the config in errors and logs: its name, or the paths it watches
+	attrs []slog.Attr      //
+	subs  []*subscriber[T] // in the order they subscribed
+	state state
+	wake  chan struct{} // while starting: a watched provider called back; holds one, so calls coalesce
 
 	// Stats have a lock of their own, never held for long, so that a
 	// readiness probe or a metrics scrape never waits for a reload.
@@ -105,6 +113,7 @@ type state uint8
 
 const (
 	stateNew      state = iota
+	stateLoading        // Start loads the first config
 	stateStarting       // StartWait waits for a good config
 	stateStarted
 	stateClosed
@@ -124,13 +133,13 @@ func (e *engine[T]) start(s spec[T]) error {
 	if err := s.check(); err != nil {
 		return err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if err := s.startable(e.state); err != nil {
+	e.reloadMu.Lock() // a watch's first call back waits for the start to end
+	defer e.reloadMu.Unlock()
+	if err := e.to(stateLoading, s); err != nil {
 		return err
 	}
-	e.take(s)
 	if err := e.reloadLocked(reasonStart, ""); err != nil {
+		e.back()
 		return err
 	}
 	e.loaded()
@@ -139,14 +148,61 @@ func (e *engine[T]) start(s spec[T]) error {
 			for _, started := range s.watch[:i] {
 				unwatch(started)
 			}
+			e.back()
 			return fmt.Errorf("keepwatch: %s: watch %T: %w", configText(e.label), w, err)
 		}
 	}
 	if len(s.watch) == 0 {
 		e.log(slog.LevelWarn, "keepwatch: config watches nothing: it reloads only when Reload is called")
 	}
-	e.state = stateStarted
+	if !e.started(stateLoading) { // closed meanwhile
+		for _, w := range s.watch {
+			unwatch(w)
+		}
+		return named(e.label, errWasClosed)
+	}
 	return nil
+}
+
+// to moves a new engine to state st, taking the owner's fields s, or
+// tells why it cannot.
+func (e *engine[T]) to(st state, s spec[T]) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := s.startable(e.state); err != nil {
+		return err
+	}
+	e.take(s)
+	e.state = st
+	return nil
+}
+
+// back makes a start that failed new again, unless it was closed.
+func (e *engine[T]) back() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.state != stateClosed {
+		e.state = stateNew
+	}
+}
+
+// started marks the engine started if it is still in state from, and
+// reports whether it was: Close may have come while it loaded.
+func (e *engine[T]) started(from state) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.state != from {
+		return false
+	}
+	e.state = stateStarted
+	return true
+}
+
+// now returns the engine's state.
+func (e *engine[T]) now() state {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.state
 }
 
 // take takes the owner's fields for this start.
@@ -222,15 +278,23 @@ func (e *engine[T]) callback(w Watcher) func(any, error) {
 			e.problem(w, path, err)
 			return
 		}
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		switch e.state {
-		case stateStarting:
-			e.signal() // StartWait loads again
-		case stateStarted:
+		e.reloadMu.Lock()
+		defer e.reloadMu.Unlock()
+		if e.poke() == stateStarted {
 			_ = e.reloadLocked(reasonChange, path)
 		}
 	}
+}
+
+// poke returns the engine's state, and wakes a StartWait under way to load
+// again.
+func (e *engine[T]) poke() state {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.state == stateStarting {
+		e.signal()
+	}
+	return e.state
 }
 
 // problem reports a problem a watched provider calls back with. A
@@ -255,9 +319,9 @@ func (e *engine[T]) problem(w Watcher, path string, err error) {
 
 // reload is a reload on request of the config s describes.
 func (e *engine[T]) reload(s spec[T]) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.state != stateStarted {
+	e.reloadMu.Lock()
+	defer e.reloadMu.Unlock()
+	if e.now() != stateStarted {
 		label, _ := s.label()
 		return named(label, errNotStarted)
 	}
@@ -266,7 +330,7 @@ func (e *engine[T]) reload(s spec[T]) error {
 
 // reloadLocked builds a fresh snapshot and publishes it, or keeps the one
 // in force and reports why. changed is the path whose change caused it, if
-// a keepwatch provider's did.
+// a keepwatch provider's did. e.reloadMu is held.
 func (e *engine[T]) reloadLocked(reason, changed string) error {
 	next, err := e.build()
 	if err != nil {
@@ -284,12 +348,20 @@ func (e *engine[T]) reloadLocked(reason, changed string) error {
 	e.statsMu.Unlock()
 	e.logReload(reason, changed, old == nil)
 	if old != nil {
-		for _, s := range e.subs {
+		for _, s := range e.subscribers() {
 			s.fn(old.v, next.v)
 		}
 		e.closeUnless(old.v, next.v)
 	}
 	return nil
+}
+
+// subscribers returns the subscribers now: one that a subscriber cancels
+// or adds is told of the next publication, or no longer, from the next.
+func (e *engine[T]) subscribers() []*subscriber[T] {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.subs)
 }
 
 // logReload logs a reload that published its config, at INFO, as
@@ -477,12 +549,15 @@ func (e *engine[T]) shutdown(ctx context.Context) error {
 }
 
 // stop marks the engine closed and returns what it watched, if it was
-// watching. A StartWait under way returns, and stops what it watched
-// itself.
+// watching. A Start or StartWait under way returns, and stops what it
+// watched itself. It waits for no reload.
 func (e *engine[T]) stop() []Watcher {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	switch e.state {
+	case stateLoading:
+		e.state = stateClosed
+		return nil
 	case stateStarting:
 		e.state = stateClosed
 		e.signal()

@@ -187,8 +187,9 @@ func (v *Value[T]) Reload() error { return v.e.reload(v.spec()) }
 // the one it replaced and the new one, until the returned func is called.
 // It may be called before Start, which publishes the first value without
 // telling subscribers. Calls are made one at a time, in order, by the
-// goroutine that reloaded, before the replaced value is closed; fn must
-// not call Reload, which waits for it.
+// goroutine that reloaded, before the replaced value is closed. fn may
+// Subscribe, call a cancel and Close, as [Config.Subscribe]'s may; it must
+// not call Reload or Shutdown, which wait for it.
 func (v *Value[T]) Subscribe(fn func(old, new T)) (cancel func()) {
 	return v.e.subscribe(fn)
 }

@@ -102,9 +102,9 @@ func (e *engine[T]) attempt(watched []bool, attempts int, began time.Time) error
 		}
 		watched[i] = true
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.state != stateStarting {
+	e.reloadMu.Lock()
+	defer e.reloadMu.Unlock()
+	if e.now() != stateStarting {
 		return errClosed
 	}
 	if err := e.reloadLocked(reasonStart, ""); err != nil {
@@ -115,7 +115,9 @@ func (e *engine[T]) attempt(watched []bool, attempts int, began time.Time) error
 	} else {
 		e.loaded()
 	}
-	e.state = stateStarted
+	if !e.started(stateStarting) {
+		return errClosed
+	}
 	return nil
 }
 
