@@ -165,7 +165,7 @@ func (e *engine[T]) start(s spec[T]) error {
 }
 
 // to moves a new engine to state st, taking the owner's fields s, or
-// tells why it cannot.
+// tells why it cannot. A StartWait's engine gets its wake channel.
 func (e *engine[T]) to(st state, s spec[T]) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -174,6 +174,9 @@ func (e *engine[T]) to(st state, s spec[T]) error {
 	}
 	e.take(s)
 	e.state = st
+	if st == stateStarting {
+		e.wake = make(chan struct{}, 1)
+	}
 	return nil
 }
 

@@ -67,17 +67,7 @@ func (e *engine[T]) startWait(ctx context.Context, s spec[T]) error {
 }
 
 // begin takes the owner's fields and marks the engine starting.
-func (e *engine[T]) begin(s spec[T]) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if err := s.startable(e.state); err != nil {
-		return err
-	}
-	e.take(s)
-	e.state = stateStarting
-	e.wake = make(chan struct{}, 1)
-	return nil
-}
+func (e *engine[T]) begin(s spec[T]) error { return e.to(stateStarting, s) }
 
 // attempt watches what is not watched yet, then loads, builds, validates
 // and publishes the config. The watches come first, so that a change made
