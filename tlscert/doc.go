@@ -28,8 +28,8 @@
 // A certificate that has expired is refused while the one in force has
 // not: serving it would fail every handshake, the outage a watcher exists
 // to prevent (a backup restored, a renewal that wrote the old file). Once
-// the one in force has expired too, a newer pair is no worse and is taken,
-// with a WARN. New takes an expired pair with a WARN rather than fail: a
+// the one in force has expired too, a pair that expired later is no worse
+// and is taken, with a WARN; one that expired earlier is refused. New takes an expired pair with a WARN rather than fail: a
 // service that cannot start cannot take the renewed Secret either, and
 // certwatcher starts on one too. A certificate not yet valid is taken: a
 // fresh certificate and a clock a few seconds behind its issuer's are

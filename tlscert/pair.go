@@ -94,9 +94,11 @@ func parse(dir string, n names, files map[string][]byte) (*pair, error) {
 }
 
 // judge decides whether next may replace inForce (nil before the first)
-// at now: a certificate that has expired may not replace one that has not.
+// at now: a certificate that has expired may not replace one that has
+// not, nor one that expired after it (a backup older still).
 func judge(dir string, n names, next, inForce *pair, now time.Time) error {
-	if expired(next, now) && inForce != nil && !expired(inForce, now) {
+	if expired(next, now) && inForce != nil &&
+		(!expired(inForce, now) || next.cert.Leaf.NotAfter.Before(inForce.cert.Leaf.NotAfter)) {
 		return &fs.PathError{Op: "check", Path: filepath.Join(dir, n.cert),
 			Err: fmt.Errorf("%w on %s", ErrExpired, next.cert.Leaf.NotAfter.UTC().Format(time.RFC3339))}
 	}

@@ -204,6 +204,18 @@ func TestAnExpiredCertificate(t *testing.T) {
 	closeWhenDone(t, expired)
 	assert.Contains(t, logs.String(), "keepwatch: TLS certificate loaded, and it has expired")
 	assert.True(t, expired.Stats().NotAfter.Before(time.Now()))
+
+	// With the one in force expired, one that expired earlier still (an
+	// older backup) is refused; one that expired later is no worse.
+	inForce := expired.Stats().NotAfter
+	update(t, v, secret(ca.issue(t, "older", time.Now().Add(-48*time.Hour))))
+	require.Eventually(t, func() bool { return expired.Stats().Rejected == 1 }, waitFor, tick)
+	assert.ErrorIs(t, expired.Stats().LastError, tlscert.ErrExpired)
+	assert.Equal(t, inForce, expired.Stats().NotAfter)
+	later := time.Now().Add(-time.Second).Truncate(time.Second)
+	update(t, v, secret(ca.issue(t, "later", later)))
+	require.Eventually(t, func() bool { return expired.Stats().NotAfter.Equal(later) }, waitFor, tick)
+	assert.Equal(t, uint64(1), expired.Stats().Rejected)
 }
 
 // New fails, naming the file, when there is nothing good to serve.
