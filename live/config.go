@@ -161,10 +161,10 @@ func (c *Config) Reload() error { return c.e.reload(c.spec()) }
 // the one it replaced and the new one, until the returned func is called.
 // It may be called before Start, which publishes the first config without
 // telling subscribers. Calls are made one at a time, in order, by the
-// goroutine that reloaded. fn may Subscribe, call a cancel (its own
-// included: a subscriber cancelled meanwhile is not told of the next
-// publication) and Close; it must not call Reload or Shutdown, which wait
-// for it.
+// goroutine that reloaded. No call begins after cancel returns; one under
+// way when another goroutine cancels may end after it. fn may Subscribe,
+// call a cancel (its own included) and Close; it must not call Reload or
+// Shutdown, which wait for it.
 func (c *Config) Subscribe(fn func(old, new *koanf.Koanf)) (cancel func()) {
 	return c.e.subscribe(fn)
 }
@@ -187,5 +187,6 @@ func (c *Config) Close() error { return c.e.close() }
 
 // Shutdown stops watching, and waits until every watched provider that
 // can be waited for (file.File and file.FileSet can) has finished its last
-// callback, or until ctx is done.
+// callback, or until ctx is done. During Start, it waits for Start first;
+// given up, Start stops what it watched and fails.
 func (c *Config) Shutdown(ctx context.Context) error { return c.e.shutdown(ctx) }

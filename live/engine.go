@@ -36,19 +36,21 @@ type engine[T any] struct {
 	// and the Close of the value replaced, so that reloads and what they
 	// tell come one at a time, in order. The owner's code runs under it
 	// (Load, Build, Validate, the subscribers, OnError), so it is never
-	// taken under mu: a subscriber or OnError may Subscribe, cancel,
-	// Close or Shutdown, and Close does not wait for a reload under way.
+	// taken under mu: a subscriber or OnError may Subscribe, cancel and
+	// Close (not Shutdown, which waits for the callback it runs in), and
+	// Close does not wait for a reload under way.
 	reloadMu sync.Mutex
 	failing  bool // the last reload failed; reloadMu
 	told     bool // the config's lack of an identity was logged; reloadMu
 
-	mu    sync.Mutex       // guards what follows; never held while the owner's code runs
-	spec  spec[T]          // set by start, read only after
-	label string           // names the config in errors and logs: its name, or the paths it watches
-	attrs []slog.Attr      //
-	subs  []*subscriber[T] // in the order they subscribed
-	state state
-	wake  chan struct{} // while starting: a watched provider called back; holds one, so calls coalesce
+	mu      sync.Mutex       // guards what follows; never held while the owner's code runs
+	spec    spec[T]          // set by start, read only after
+	label   string           // names the config in errors and logs: its name, or the paths it watches
+	attrs   []slog.Attr      //
+	subs    []*subscriber[T] // in the order they subscribed
+	state   state
+	wake    chan struct{} // while starting: a watched provider called back; holds one, so calls coalesce
+	loading chan struct{} // while Start loads: closed when it returns
 
 	// Stats have a lock of their own, never held for long, so that a
 	// readiness probe or a metrics scrape never waits for a reload.
@@ -107,7 +109,10 @@ func (s *spec[T]) startable(st state) error {
 	return named(label, err)
 }
 
-type subscriber[T any] struct{ fn func(old, new T) }
+type subscriber[T any] struct {
+	fn        func(old, new T)
+	cancelled atomic.Bool // its cancel was called: no call begins after
+}
 
 type state uint8
 
@@ -138,12 +143,19 @@ func (e *engine[T]) start(s spec[T]) error {
 	if err := e.to(stateLoading, s); err != nil {
 		return err
 	}
+	defer close(e.loading) // a Close or Shutdown meanwhile waits for it
 	if err := e.reloadLocked(reasonStart, ""); err != nil {
 		e.back()
 		return err
 	}
 	e.loaded()
 	for i, w := range s.watch {
+		if e.now() == stateClosed { // a Shutdown that gave up waiting
+			for _, started := range s.watch[:i] {
+				unwatch(started)
+			}
+			return named(e.label, errClosedStarting)
+		}
 		if err := w.Watch(e.callback(w)); err != nil {
 			for _, started := range s.watch[:i] {
 				unwatch(started)
@@ -155,11 +167,11 @@ func (e *engine[T]) start(s spec[T]) error {
 	if len(s.watch) == 0 {
 		e.log(slog.LevelWarn, "keepwatch: config watches nothing: it reloads only when Reload is called")
 	}
-	if !e.started(stateLoading) { // closed meanwhile
+	if !e.started(stateLoading) { // a Shutdown that gave up waiting
 		for _, w := range s.watch {
 			unwatch(w)
 		}
-		return named(e.label, errWasClosed)
+		return named(e.label, errClosedStarting)
 	}
 	return nil
 }
@@ -174,8 +186,11 @@ func (e *engine[T]) to(st state, s spec[T]) error {
 	}
 	e.take(s)
 	e.state = st
-	if st == stateStarting {
+	switch st {
+	case stateStarting:
 		e.wake = make(chan struct{}, 1)
+	case stateLoading:
+		e.loading = make(chan struct{})
 	}
 	return nil
 }
@@ -314,9 +329,10 @@ func (e *engine[T]) problem(w Watcher, path string, err error) {
 	if starting {
 		e.signal() // its problem may be over by the next load
 	}
+	onError := e.spec.onError
 	e.mu.Unlock()
-	if e.spec.onError != nil && !starting {
-		e.spec.onError(err)
+	if onError != nil && !starting {
+		onError(err)
 	}
 }
 
@@ -352,7 +368,9 @@ func (e *engine[T]) reloadLocked(reason, changed string) error {
 	e.logReload(reason, changed, old == nil)
 	if old != nil {
 		for _, s := range e.subscribers() {
-			s.fn(old.v, next.v)
+			if !s.cancelled.Load() { // cancelled by one told before it
+				s.fn(old.v, next.v)
+			}
 		}
 		e.closeUnless(old.v, next.v)
 	}
@@ -473,6 +491,7 @@ func (e *engine[T]) subscribe(fn func(old, new T)) (cancel func()) {
 	return func() {
 		e.mu.Lock()
 		defer e.mu.Unlock()
+		s.cancelled.Store(true)
 		e.subs = slices.DeleteFunc(e.subs, func(x *subscriber[T]) bool { return x == s })
 	}
 }
@@ -533,15 +552,17 @@ func replacedSources(watch []Watcher) []string {
 }
 
 func (e *engine[T]) close() error {
-	for _, w := range e.stop() {
+	watched, _ := e.stop(context.Background())
+	for _, w := range watched {
 		unwatch(w)
 	}
 	return nil
 }
 
 func (e *engine[T]) shutdown(ctx context.Context) error {
-	var errs []error
-	for _, w := range e.stop() {
+	watched, err := e.stop(ctx)
+	errs := []error{err}
+	for _, w := range watched {
 		if s, ok := w.(interface{ Shutdown(context.Context) error }); ok {
 			errs = append(errs, s.Shutdown(ctx))
 		} else {
@@ -552,24 +573,35 @@ func (e *engine[T]) shutdown(ctx context.Context) error {
 }
 
 // stop marks the engine closed and returns what it watched, if it was
-// watching. A Start or StartWait under way returns, and stops what it
-// watched itself. It waits for no reload.
-func (e *engine[T]) stop() []Watcher {
+// watching. It waits for no reload, but for a Start under way, as long as
+// ctx lets it, so that what the Start watches is stopped with the rest:
+// given up, it leaves the Start to stop what it watched. A StartWait
+// under way returns, and stops what it watched itself.
+func (e *engine[T]) stop(ctx context.Context) ([]Watcher, error) {
 	e.mu.Lock()
+	if e.state == stateLoading {
+		loading := e.loading
+		e.mu.Unlock()
+		select {
+		case <-loading:
+		case <-ctx.Done():
+		}
+		e.mu.Lock()
+	}
 	defer e.mu.Unlock()
 	switch e.state {
 	case stateLoading:
 		e.state = stateClosed
-		return nil
+		return nil, ctx.Err()
 	case stateStarting:
 		e.state = stateClosed
 		e.signal()
-		return nil
+		return nil, nil
 	case stateStarted:
 		e.state = stateClosed
-		return e.spec.watch
+		return e.spec.watch, nil
 	}
-	return nil
+	return nil, nil
 }
 
 func unwatch(w Watcher) {
@@ -580,9 +612,11 @@ func unwatch(w Watcher) {
 
 // log writes a record that names the config and the paths it watches.
 func (e *engine[T]) log(level slog.Level, msg string, attrs ...slog.Attr) {
-	l := e.spec.logger
+	e.mu.Lock() // a callback of a watch that a failed Start stopped may log while the next Start takes its fields
+	l, named := e.spec.logger, e.attrs
+	e.mu.Unlock()
 	if l == nil {
 		l = slog.Default()
 	}
-	l.LogAttrs(context.Background(), level, msg, append(slices.Clip(e.attrs), attrs...)...)
+	l.LogAttrs(context.Background(), level, msg, append(slices.Clip(named), attrs...)...)
 }

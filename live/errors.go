@@ -12,10 +12,11 @@ var ErrRejected = errors.New("keepwatch: config rejected")
 
 // What a config's use got wrong; an error names the config (named).
 var (
-	errNoLoad     = errors.New("no Load")
-	errStarted    = errors.New("already started")
-	errWasClosed  = errors.New("closed: a config is started once")
-	errNotStarted = errors.New("not started, or closed")
+	errNoLoad         = errors.New("no Load")
+	errStarted        = errors.New("already started")
+	errWasClosed      = errors.New("closed: a config is started once")
+	errClosedStarting = errors.New("closed while it started")
+	errNotStarted     = errors.New("not started, or closed")
 )
 
 // named returns err as an error of the config labelled label: with several

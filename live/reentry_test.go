@@ -2,10 +2,14 @@ package live_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/keepwatch/file"
 	"github.com/keepwatch/file/live"
 	"github.com/knadh/koanf/v2"
 	"github.com/stretchr/testify/assert"
@@ -115,5 +119,81 @@ func receive[V any](t *testing.T, ch <-chan V) V {
 		t.Fatal("nothing came")
 		var zero V
 		return zero
+	}
+}
+
+// A subscriber cancelled from another goroutine while a publication is
+// being told is not called after its cancel returns: the publication's
+// list of subscribers was taken before, and the cancel no longer waits
+// for the reload.
+func TestNoCallBeginsAfterItsCancelReturns(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "app.yaml")
+	write(t, path, "a: 1\n")
+	f := provider(t, path)
+	c := start(t, &live.Config{Load: loadYAML(f), Watch: []live.Watcher{f}, Logger: testLogger(t)})
+
+	entered, release, last := make(chan struct{}), make(chan struct{}), make(chan int, 4)
+	var first sync.Once
+	c.Subscribe(func(_, _ *koanf.Koanf) { first.Do(func() { close(entered); <-release }) })
+	var cancelled atomic.Bool
+	var late atomic.Int32
+	cancel := c.Subscribe(func(_, _ *koanf.Koanf) {
+		if cancelled.Load() {
+			late.Add(1)
+		}
+	})
+	c.Subscribe(func(_, k *koanf.Koanf) { last <- k.Int("a") })
+
+	write(t, path, "a: 2\n")
+	receive(t, entered)
+	cancel()
+	cancelled.Store(true)
+	close(release)
+	assert.Equal(t, 2, receive(t, last), "the publication was told to the subscribers after it")
+	assert.Zero(t, late.Load(), "a subscriber called after its cancel returned")
+}
+
+// A Shutdown while Start loads waits for it, as long as its context lets
+// it, and stops what the Start watched; given up, it leaves the Start to
+// stop, and nothing is watched after.
+func TestShutdownDuringStartStopsWhatItWatches(t *testing.T) {
+	for _, wait := range []bool{true, false} {
+		t.Run(fmt.Sprintf("waits %v", wait), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "app.yaml")
+			write(t, path, "a: 1\n")
+			f := provider(t, path)
+			entered, release := make(chan struct{}), make(chan struct{})
+			var first sync.Once
+			c := &live.Config{Watch: []live.Watcher{f}, Logger: testLogger(t), Load: func(k *koanf.Koanf) error {
+				first.Do(func() { close(entered); <-release })
+				return loadYAML(f)(k)
+			}}
+			started := make(chan error, 1)
+			go func() { started <- c.Start() }()
+			receive(t, entered)
+
+			ctx, cancel := context.WithCancel(context.Background())
+			if !wait {
+				ctx, cancel = context.WithTimeout(context.Background(), 20*time.Millisecond)
+			}
+			defer cancel()
+			shut := make(chan error, 1)
+			go func() { shut <- c.Shutdown(ctx) }()
+			if wait {
+				select {
+				case err := <-shut:
+					t.Fatalf("Shutdown returned (%v) while Start loaded", err)
+				case <-time.After(20 * time.Millisecond): // it cannot be waited on for "never"
+				}
+				close(release)
+				require.NoError(t, receive(t, started))
+				require.NoError(t, receive(t, shut))
+			} else {
+				assert.ErrorIs(t, receive(t, shut), context.DeadlineExceeded)
+				close(release)
+				assert.EqualError(t, receive(t, started), "keepwatch: config "+path+": closed while it started")
+			}
+			assert.Equal(t, file.ModeStopped, f.Stats().Mode, "nothing watched after the Shutdown and the Start")
+		})
 	}
 }
