@@ -46,7 +46,7 @@ type engine[T any] struct {
 	mu      sync.Mutex       // guards what follows; never held while the owner's code runs
 	spec    spec[T]          // set by start, read only after
 	label   string           // names the config in errors and logs: its name, or the paths it watches
-	attrs   []slog.Attr      //
+	attrs   []slog.Attr      // the config and its paths, on each record
 	subs    []*subscriber[T] // in the order they subscribed
 	state   state
 	wake    chan struct{} // while starting: a watched provider called back; holds one, so calls coalesce
@@ -377,8 +377,9 @@ func (e *engine[T]) reloadLocked(reason, changed string) error {
 	return nil
 }
 
-// subscribers returns the subscribers now: one that a subscriber cancels
-// or adds is told of the next publication, or no longer, from the next.
+// subscribers returns the subscribers now. One added while a publication
+// is told is told from the next; one cancelled meanwhile is skipped (its
+// cancelled flag), as no call may begin after its cancel returns.
 func (e *engine[T]) subscribers() []*subscriber[T] {
 	e.mu.Lock()
 	defer e.mu.Unlock()
