@@ -13,7 +13,8 @@
 //  2. builds a module proxy in a directory (GOPROXY=file://...) from the
 //     working tree at those versions: each module's zip (by
 //     golang.org/x/mod/zip, of the files git tracks or does not ignore),
-//     go.mod and .info, as the Go module proxy serves them;
+//     go.mod and .info, as the Go module proxy serves them, refusing a
+//     module that holds a built binary or a file over 1 MiB;
 //  3. makes a fresh consumer module, with no replace and no go.work, that
 //     goes get the root, live and keepwatchprom at those versions, with
 //     that proxy first and the ordinary one for everything else; it builds
@@ -233,6 +234,9 @@ func addToProxy(root, proxy string, m published) error {
 	if err != nil {
 		return err
 	}
+	if err := checkContents(files); err != nil {
+		return err
+	}
 	var zipped bytes.Buffer
 	if err := modzip.Create(&zipped, module.Version{Path: m.path, Version: m.version}, files); err != nil {
 		return err
@@ -291,6 +295,65 @@ func moduleFiles(root string, m published) ([]modzip.File, error) {
 		files = append(files, treeFile{path: filepath.ToSlash(rel), abs: abs})
 	}
 	return files, nil
+}
+
+// maxFileSize is the largest file a published module may hold. The
+// largest that belongs in one is a document of about 100 KiB
+// (docs/benchmarks.md); anything near a megabyte is a build's output or a
+// measurement's, which every user's go get would then download.
+const maxFileSize = 1 << 20
+
+// binaryMagic are the first bytes of what a build leaves behind: an
+// executable (ELF, Mach-O, PE) or an archive. A go build of ./cmd/keepwatch
+// in the root writes ./keepwatch, and a git add -A takes it.
+var binaryMagic = [][]byte{
+	[]byte("\x7fELF"),
+	{0xfe, 0xed, 0xfa, 0xce}, {0xfe, 0xed, 0xfa, 0xcf}, {0xce, 0xfa, 0xed, 0xfe}, {0xcf, 0xfa, 0xed, 0xfe},
+	[]byte("MZ"),
+	[]byte("!<arch>\n"),
+}
+
+// checkContents refuses a module whose files include a built binary or a
+// file over maxFileSize.
+func checkContents(files []modzip.File) error {
+	var bad []string
+	for _, f := range files {
+		info, err := f.Lstat()
+		if err != nil {
+			return err
+		}
+		if !info.Mode().IsRegular() {
+			continue
+		}
+		if info.Size() > maxFileSize {
+			bad = append(bad, fmt.Sprintf("%s: %d bytes, over %d", f.Path(), info.Size(), maxFileSize))
+			continue
+		}
+		if isBinary(f) {
+			bad = append(bad, f.Path()+": a built binary")
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("files no user should download (git rm --cached them, and ignore them in .gitignore):\n  %s", strings.Join(bad, "\n  "))
+	}
+	return nil
+}
+
+// isBinary says whether f begins as an executable or an archive does.
+func isBinary(f modzip.File) bool {
+	r, err := f.Open()
+	if err != nil {
+		return false
+	}
+	defer r.Close()
+	head := make([]byte, 8)
+	n, _ := io.ReadFull(r, head)
+	for _, magic := range binaryMagic {
+		if bytes.HasPrefix(head[:n], magic) {
+			return true
+		}
+	}
+	return false
 }
 
 type treeFile struct{ path, abs string }
