@@ -58,7 +58,8 @@ func TestEachFailureIsPlaced(t *testing.T) {
 		f + `:28:26: cannot use "x" (untyped string constant) as int value in return statement (go block at line 25)`,
 		f + `:31: unknown word "title=\"main.go\"" after go: the only one is fragment (go block at line 31)`,
 		f + ":42:2: undefined: undefinedCall (go block at line 37)",
-		"docs: 6 Go blocks, 0 fragments not compiled, 6 failing, in " + f,
+		f + ":47: function main is undeclared in the main package (go block at line 46)",
+		"docs: 7 Go blocks, 0 fragments not compiled, 7 failing, in " + f,
 	}, strings.Split(strings.TrimSpace(stdout), "\n"))
 	assert.Equal(t, "docs: blocks fail to compile: in "+f+"\n", stderr)
 }
