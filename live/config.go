@@ -109,7 +109,8 @@ func (c *Config) Start() error { return c.e.start(c.spec()) }
 // StartWait is Start for a config whose files may not be there yet (an
 // init container or a sidecar writes them): it watches everything in
 // Watch first, then loads, and loads again on each change they tell of
-// (and every two seconds at most, for what no watch tells of) until a
+// (and, for what no watch tells of, after 100 ms, backing off to every
+// two seconds) until a
 // config validates and is published, or ctx is done. Each reason it waits
 // is logged once, at WARN; Ready and Stats tell the last attempt's error
 // meanwhile, and its attempts are not counted as Rejected.

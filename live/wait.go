@@ -21,8 +21,8 @@ const (
 var errClosed = errors.New("closed while it waited for a good config")
 
 // startWait watches everything in s.watch, then loads until a config is
-// published: at once, on each call back of a watched provider, and every
-// few seconds at most. Its attempts are not rejections. It gives up when
+// published: at once, on each call back of a watched provider, and with
+// none, after firstRetry, backing off to every maxRetry. Its attempts are not rejections. It gives up when
 // ctx is done, or the engine is closed, and leaves the engine new then, so
 // that it may be started again.
 func (e *engine[T]) startWait(ctx context.Context, s spec[T]) error {
