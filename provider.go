@@ -109,9 +109,10 @@ func (f *File) Watch(cb func(event any, err error)) error {
 // and keepwatch's watch does not end. [WithErrorCallbacks] makes the
 // callback also get cb(nil, err) for each problem, as it happens.
 //
-// Callbacks run one at a time, in order, on the watch goroutine; none starts
-// after Unwatch has returned. A slow callback delays later deliveries but
-// loses none.
+// Callbacks run one at a time, in order, on the watch goroutine; none is
+// begun after Unwatch has returned. A slow callback delays later deliveries
+// but loses none. A panic in the callback is not recovered: it ends the
+// program, as with koanf's stock provider.
 //
 // Watch returns [ErrAlreadyWatching] if the file is already being watched.
 // It starts only on a path that resolves, as koanf's stock provider's
@@ -127,9 +128,9 @@ func (f *File) WatchWithContext(ctx context.Context, cb func(event any, err erro
 
 // Unwatch stops the watch: once it returns, no callback is begun. It does
 // not wait for a callback that is running (one begun before it may still
-// be), which may be waiting for the caller (a lock the caller holds, a
-// shutdown the caller drives): like koanf's stock provider's, it cannot
-// deadlock with one. [File.Shutdown] waits.
+// be running, or only starting), which may be waiting for the caller (a
+// lock the caller holds, a shutdown the caller drives): like koanf's stock
+// provider's, it cannot deadlock with one. [File.Shutdown] waits.
 //
 // Unwatch is idempotent and safe to call from any goroutine, the callback
 // included. Watch may be called again afterwards, even while the old

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/keepwatch/file/internal/mountinfo"
@@ -343,15 +344,23 @@ func (b *inotifyBackend) readEvents() {
 
 // readMounts waits for the mount table to change, until Close wakes it.
 // Each change makes the watches under the mount points that changed look
-// again: those of every path that a mount or unmount moves.
+// again: those of every path that a mount or unmount moves. A wait that
+// fails (ENOMEM) is made again a second later: given up, mounts would be
+// seen by the re-check alone, and never if it is off. A table that cannot
+// be read is compared at the next change, against the last one read.
 func (b *inotifyBackend) readMounts(last []byte) {
 	fds := []unix.PollFd{{Fd: int32(b.mounts), Events: unix.POLLPRI}, {Fd: int32(b.wake), Events: unix.POLLIN}}
 	for {
-		_, err := unix.Poll(fds, -1)
+		_, err := pollMounts(fds, -1)
 		switch {
 		case errors.Is(err, unix.EINTR):
 			continue
-		case err != nil, fds[1].Revents != 0, fds[0].Revents&unix.POLLNVAL != 0:
+		case err != nil:
+			if b.woken(mountsRetry) {
+				return
+			}
+			continue
+		case fds[1].Revents != 0, fds[0].Revents&unix.POLLNVAL != 0:
 			return
 		}
 		table, err := readAll(b.mounts)
@@ -367,6 +376,26 @@ func (b *inotifyBackend) readMounts(last []byte) {
 			b.h.Events(batch)
 		}
 	}
+}
+
+// pollMounts is poll(2), for the mount table's goroutine; a test makes it
+// fail.
+var pollMounts = unix.Poll
+
+// mountsRetry is how long the mount table's goroutine waits after a wait
+// of its that failed.
+const mountsRetry = time.Second
+
+// woken waits up to d for Close to wake the mount table's goroutine, and
+// says whether it did. Its poll failing too counts as d gone by.
+func (b *inotifyBackend) woken(d time.Duration) bool {
+	fds := []unix.PollFd{{Fd: int32(b.wake), Events: unix.POLLIN}}
+	n, err := unix.Poll(fds, int(d/time.Millisecond))
+	if err != nil && !errors.Is(err, unix.EINTR) {
+		time.Sleep(d)
+		return false
+	}
+	return n > 0
 }
 
 // changedMounts lists the mount points of the mounts that one mount table

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/keepwatch/file/internal/decide"
 
@@ -324,4 +325,57 @@ func TestWatchInodeReadsFdinfo(t *testing.T) {
 	got, ok = watchInode(info, 1)
 	assert.True(t, ok)
 	assert.True(t, got.Gone, "wd 1 is not 1a")
+}
+
+// mountEvents records the rescans a backend hands on for mount changes.
+type mountEvents struct{ points chan string }
+
+func (m mountEvents) Events(batch []RawEvent) bool {
+	for _, e := range batch {
+		if e.ID == EveryWatch && e.Op == decide.OpRescan {
+			m.points <- e.Name
+		}
+	}
+	return false
+}
+func (mountEvents) Failed(error) {}
+
+// A wait on the mount table that fails (ENOMEM) is made again, and the
+// next mount is reported: the goroutine that waits gave up for good
+// before, and mounts were then seen by the re-check alone.
+func TestTheMountTablesWaitIsMadeAgainAfterItFails(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting needs root")
+	}
+	failed := make(chan struct{})
+	pollMounts = func(fds []unix.PollFd, timeout int) (int, error) {
+		select {
+		case <-failed:
+			return unix.Poll(fds, timeout)
+		default:
+			close(failed)
+			return 0, unix.ENOMEM
+		}
+	}
+	t.Cleanup(func() { pollMounts = unix.Poll })
+	m := mountEvents{points: make(chan string, 16)}
+	b, err := NewInotifyBackend(m)
+	require.NoError(t, err)
+	t.Cleanup(func() { b.Close() })
+	<-failed
+
+	src, point := t.TempDir(), t.TempDir()
+	require.NoError(t, unix.Mount(src, point, "", unix.MS_BIND, ""))
+	t.Cleanup(func() { _ = unix.Unmount(point, unix.MNT_DETACH) })
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case got := <-m.points:
+			if got == point {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no rescan of %s within 10 s of its mount", point)
+		}
+	}
 }
