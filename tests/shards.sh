@@ -14,16 +14,14 @@
 #
 # The tests are dealt to the shards in turn, in the order `-test.list`
 # gives (their order in the source files), which spreads a file's slow
-# tests over the shards. TestConvergence's fixed sample (about 7 s) runs
-# in a process of its own beside them: it races writers against its
-# watches, and judges each delivery by what was written, not by when, so
-# the shards' load is more for it to survive, not a reason to fail. Beside
-# the shards it once found a fault no quiet run had (docs/reliability.md,
-# "A writer that opened the file while the watch read it"), and make soak
-# runs it beside two CPU hogs (0 failures in 1,227 sequences). Run after
-# the shards instead, as it was until 2026-11-29, it made the root's tests
-# about 6 s longer. A failing process's whole output is printed; the script
-# fails if any does.
+# tests over the shards. TestConvergence's fixed sample runs once the
+# shards are done, in a process of its own, as it ran before at the end of
+# the package (make test's other jobs may still run beside it): it races
+# writers against its watches for seconds, and beside the shards it ran
+# under three processes' more load, where it found a fault
+# (docs/reliability.md, "A writer that opened the file while the watch read
+# it"). make soak is where it runs under load, for as long as it takes. A
+# failing shard's whole output is printed; the script fails if any does.
 set -euo pipefail
 export LC_ALL=C
 k=${1:-}
@@ -63,15 +61,11 @@ for ((i = 0; i < k; i++)); do
 	run "$work/shard-$i.out" "${names[@]}" &
 	pids[i]=$!
 done
-if grep -qx "$last" "$work/list"; then
-	run "$work/last.out" "$last" &
-	lastpid=$!
-fi
 for i in "${!pids[@]}"; do
 	wait "${pids[i]}" || report "$((i + 1)) of $k" "$work/shard-$i.out"
 done
-if [ -n "${lastpid:-}" ]; then
-	wait "$lastpid" || report "$last" "$work/last.out"
+if grep -qx "$last" "$work/list"; then
+	run "$work/last.out" "$last" || report "$last" "$work/last.out"
 fi
 took=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
 if [ "$failed" -ne 0 ]; then
