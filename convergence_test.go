@@ -630,7 +630,7 @@ func runSequence(t *testing.T, seed uint64) int {
 	require.NoError(t, os.MkdirAll(w.other(), 0o755))
 	require.NoError(t, w.create(w.path, w.next()))
 
-	f := Provider(w.path, WithLogger(failLogger(t)), WithRecheckInterval(0), WithErrorCallbacks())
+	f := Provider(w.path, WithLogger(failLogger(t)), WithRecheckInterval(0), WithErrorCallbacks(), traced(t))
 	base, err := f.ReadBytes()
 	require.NoError(t, err)
 	var unwatched atomic.Bool

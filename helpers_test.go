@@ -252,7 +252,7 @@ func (w testWriter) Write(p []byte) (int, error) {
 // problems too (WithErrorCallbacks), as tests watch for them.
 func watched(t testing.TB, path string, opts ...Option) (*File, *recorder) {
 	t.Helper()
-	f := Provider(path, append([]Option{WithLogger(testLogger(t)), WithErrorCallbacks()}, opts...)...)
+	f := Provider(path, append([]Option{WithLogger(testLogger(t)), WithErrorCallbacks(), traced(t)}, opts...)...)
 	_, _ = f.ReadBytes()
 	r := newRecorder(f)
 	require.NoError(t, f.Watch(r.cb))

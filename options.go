@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/keepwatch/file/internal/decide"
 	"github.com/keepwatch/file/internal/events"
 	"github.com/keepwatch/file/internal/fsinfo"
 	"github.com/keepwatch/file/internal/mountinfo"
@@ -54,7 +55,8 @@ type options struct {
 	probeWriters   bool // ask the kernel whether anyone holds the file open for writing (internal/osfile)
 	newNotifier    func() (events.Notifier, error)
 	fsType         func(path string) (name string, noEvents bool)
-	mountInfo      string // the mount table to look for a single-file mount in; "" not to
+	mountInfo      string                              // the mount table to look for a single-file mount in; "" not to
+	trace          func(decide.Input, decide.Decision) // tests: told of each step of the loop's decider
 }
 
 func newOptions(opts []Option) options {

@@ -104,7 +104,7 @@ func openLoop(t target, out sink) (*watchLoop, error) {
 		return nil, err
 	}
 	l := newLoop(t, n, onEvents)
-	if err := l.carryOut(l.d.Step(decide.Input{Kind: decide.InputOpen, Now: time.Now()})); err != nil {
+	if err := l.carryOut(l.step(decide.Input{Kind: decide.InputOpen, Now: time.Now()})); err != nil {
 		l.close()
 		return nil, err
 	}
@@ -126,7 +126,7 @@ func newPollLoop(t target, out sink, fallback bool) *watchLoop {
 	}
 	// It opens as any loop does: one that polls watches nothing, and
 	// holds still at once.
-	_ = l.carryOut(l.d.Step(decide.Input{Kind: decide.InputOpen, Now: time.Now()}))
+	_ = l.carryOut(l.step(decide.Input{Kind: decide.InputOpen, Now: time.Now()}))
 	l.out = out
 	out.watching(ModePolling, nil)
 	return l
@@ -181,7 +181,7 @@ func (l *watchLoop) event(ev decide.Event) error {
 	l.noteSelfChanges(l.held)
 	for len(l.held) > 0 {
 		evs, f := l.facts.gatherFirst(l.held, l.d)
-		d := l.d.Step(decide.Input{Kind: decide.InputEvents, Events: evs, Facts: f, Now: time.Now()})
+		d := l.step(decide.Input{Kind: decide.InputEvents, Events: evs, Facts: f, Now: time.Now()})
 		l.held = l.held[:copy(l.held, l.held[d.Taken:])]
 		if err := l.carryOutAfter(d, l.facts.fileStat()); err != nil {
 			return err
@@ -196,7 +196,7 @@ func (l *watchLoop) event(ev decide.Event) error {
 // look is the periodic re-check, a poll, and Recheck's look now (force):
 // the decider says what it does, from the subject's stat.
 func (l *watchLoop) look(why decide.Reason, force bool) error {
-	return l.carryOut(l.d.Step(decide.Input{Kind: decide.InputLook, Why: why, Force: force, Stat: l.t.subj.stat(), Now: time.Now()}))
+	return l.carryOut(l.step(decide.Input{Kind: decide.InputLook, Why: why, Force: force, Stat: l.t.subj.stat(), Now: time.Now()}))
 }
 
 // carryOut carries out d, and each decision that the outcome of its action
@@ -230,7 +230,7 @@ func (l *watchLoop) carryOutAfter(d decide.Decision, stat fs.FileInfo) error {
 			if a.StatFile {
 				file = statOrNil(l.facts.paths[0])
 			}
-			d = l.d.Step(decide.Input{Kind: decide.InputResolved, Resolution: res, Unheard: l.unheard(), File: file, Now: now})
+			d = l.step(decide.Input{Kind: decide.InputResolved, Resolution: res, Unheard: l.unheard(), File: file, Now: now})
 		case decide.ReadNow:
 			var via *resolution
 			if a.Via {
@@ -238,7 +238,7 @@ func (l *watchLoop) carryOutAfter(d decide.Decision, stat fs.FileInfo) error {
 			}
 			l.read = l.t.subj.read(a.Why, via, a.Ask && l.t.opts.probeWriters, a.First)
 			l.read.first = a.First
-			d = l.d.Step(decide.Input{Kind: decide.InputRead, Read: factsOf(l.t.subj, &l.read), Now: time.Now()})
+			d = l.step(decide.Input{Kind: decide.InputRead, Read: factsOf(l.t.subj, &l.read), Now: time.Now()})
 		case decide.TakeQueue:
 			var st decide.Stamp
 			switch {
@@ -253,9 +253,9 @@ func (l *watchLoop) carryOutAfter(d decide.Decision, stat fs.FileInfo) error {
 				return events.ErrEventsClosed
 			}
 			q.Stamp = st
-			d = l.d.Step(decide.Input{Kind: decide.InputQueue, Queue: q, Now: now})
+			d = l.step(decide.Input{Kind: decide.InputQueue, Queue: q, Now: now})
 		case decide.AddWatch:
-			d = l.d.Step(decide.Input{Kind: decide.InputAdded, Add: l.add(a.Path, a.Report), Now: now})
+			d = l.step(decide.Input{Kind: decide.InputAdded, Add: l.add(a.Path, a.Report), Now: now})
 		case decide.AddOwnWatch:
 			res := l.add(a.Path, a.Report)
 			var after fs.FileInfo
@@ -266,10 +266,10 @@ func (l *watchLoop) carryOutAfter(d decide.Decision, stat fs.FileInfo) error {
 					writers = osfile.WritersOf(a.Path, a.File) // unknown if the path is another file now
 				}
 			}
-			d = l.d.Step(decide.Input{Kind: decide.InputOwnWatchAdded, Add: res, File: after, Writers: writers, Now: now})
+			d = l.step(decide.Input{Kind: decide.InputOwnWatchAdded, Add: res, File: after, Writers: writers, Now: now})
 		case decide.AskInode:
 			of, ok := l.n.Inode(a.Watch)
-			d = l.d.Step(decide.Input{Kind: decide.InputInode, Inode: of, Known: ok, Now: now})
+			d = l.step(decide.Input{Kind: decide.InputInode, Inode: of, Known: ok, Now: now})
 		case decide.CheckPath:
 			d = l.check(a, now)
 		}
@@ -408,7 +408,7 @@ func (l *watchLoop) check(a decide.Action, now time.Time) decide.Decision {
 	default:
 		st = l.t.subj.stat()
 	}
-	return l.d.Step(decide.Input{Kind: decide.InputPathChecked, Moved: moved, Stat: st, Now: now})
+	return l.step(decide.Input{Kind: decide.InputPathChecked, Moved: moved, Stat: st, Now: now})
 }
 
 // takeQueue takes every event the kernel queued by now, and those that
@@ -553,4 +553,13 @@ func forward(out sink, f decide.Forward, r reading) {
 	case decide.ForwardFailure:
 		out.readFailed(r.err)
 	}
+}
+
+// step hands in to the decider, and tells a test's trace of the step.
+func (l *watchLoop) step(in decide.Input) decide.Decision {
+	d := l.d.Step(in)
+	if l.t.opts.trace != nil {
+		l.t.opts.trace(in, d)
+	}
+	return d
 }

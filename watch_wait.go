@@ -21,7 +21,7 @@ func (l *watchLoop) run(ctx context.Context, first reading, look <-chan struct{}
 	l.timer.Stop()
 	defer l.timer.Stop()
 	l.read = first
-	if err := l.carryOut(l.d.Step(decide.Input{Kind: decide.InputStart, Read: factsOf(l.t.subj, &first), Now: time.Now()})); err != nil {
+	if err := l.carryOut(l.step(decide.Input{Kind: decide.InputStart, Read: factsOf(l.t.subj, &first), Now: time.Now()})); err != nil {
 		return err
 	}
 	return l.loop(ctx, look)
@@ -177,5 +177,5 @@ func failure(err error, ok bool) error {
 // timerDue tells the decider that the time it asked to be woken at has come.
 func (l *watchLoop) timerDue(now time.Time) error {
 	l.timerAt = time.Time{}
-	return l.carryOut(l.d.Step(decide.Input{Kind: decide.InputTimer, Now: now}))
+	return l.carryOut(l.step(decide.Input{Kind: decide.InputTimer, Now: now}))
 }
