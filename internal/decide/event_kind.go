@@ -177,12 +177,24 @@ func (d *Decider) touch(ev Event, f *Facts) eventKind {
 }
 
 // createdAsRead reports whether the file created at name, by the facts f,
-// is the one the last read accepted found, as it found it, and that read
-// was on the kernel's word that no writer was at work on it.
+// is the one the last read accepted, or the last read made, found, as it
+// found it, and that read was on the kernel's word that no writer was at
+// work on it. A read held counts: an empty file, confirmed before it is
+// handed on, was found with its creator gone as surely as a file accepted
+// (held for that creator's close instead, it waited MaxWriterWait for a
+// close that had come before the read).
 func (d *Decider) createdAsRead(name string, f *Facts) bool {
-	info, last := f.entry(name), d.last.info
-	return d.last.sure && d.res.isFile(name) && info != nil && last != nil && d.cfg.Inodes.SameFile(info, last) &&
-		info.Size() == last.Size() && info.ModTime().Equal(last.ModTime())
+	info := f.entry(name)
+	if info == nil || !d.res.isFile(name) {
+		return false
+	}
+	return d.last.sure && d.sameAsRead(info, d.last.info) || d.last.madeSure && d.sameAsRead(info, d.last.made)
+}
+
+// sameAsRead reports whether info is of the file read as read: the same
+// inode, size and modification time.
+func (d *Decider) sameAsRead(info, read fs.FileInfo) bool {
+	return read != nil && d.cfg.Inodes.SameFile(info, read) && info.Size() == read.Size() && info.ModTime().Equal(read.ModTime())
 }
 
 // changed reports whether the subject's stat differs from the last read

@@ -24,6 +24,12 @@ type lastRead struct {
 	// no writer was at work on the file: an event that tells of that
 	// file's creation, taken after it, tells of a creator done with it.
 	sure bool
+	// made and madeSure are the file of the last read made, accepted or
+	// not, and whether the kernel said no writer was at work on it: a read
+	// held (an empty file, confirmed first) knows as much of the file's
+	// creator as one accepted.
+	made     fs.FileInfo
+	madeSure bool
 	// withinTick says that the last read accepted was of a file written less
 	// than statTick before (or stamped less than statTick ahead): a write of the same size after it, in the
 	// same tick of the filesystem's clock, leaves the stat as it was, so
@@ -126,6 +132,7 @@ func (d *Decider) judgeRead(r *Read, o *readOrder, via fs.FileInfo, vouched bool
 		o.unwatched = true
 	}
 	d.last.readSig = r.Sig
+	d.last.made, d.last.madeSure = r.Info, r.Err == nil && r.Writers == WritersNone
 	if r.Process {
 		return readRetried // made again as it was, counted kept
 	}
