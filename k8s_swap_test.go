@@ -5,11 +5,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/keepwatch/file/internal/decide"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -183,4 +185,38 @@ func TestAKeyMadeAgainByHandAndEmptiedIsNotHeldForItsCreatorsClose(t *testing.T)
 		r.logDelay(t, "the key made again and emptied", start)
 		f.Unwatch()
 	}
+}
+
+// The same made certain, in the order that test's race takes once in many
+// runs: the key is made again and emptied right as the watch, having found
+// it missing, asks the volume's directory for its entries' closes. The
+// creator's closes come before that watch, unheard; the read after it finds
+// the file empty, the kernel saying no one writes it; and the creation's
+// event, queued before, comes after that read. It was held for the
+// creator's close until MaxWriterWait (10 s).
+func TestAKeyMadeAgainAsItsDirectoryIsAskedForClosesIsNotHeld(t *testing.T) {
+	needCaps(t, decide.Caps{Closes: true}, "writers' closes")
+	v := newVolume(t, filepath.Join(t.TempDir(), "config"), config(1))
+	key := v.path("config.yaml")
+	var remade atomic.Bool
+	var removed atomic.Bool
+	makeAgain := onStep(func(_ decide.Input, d decide.Decision) {
+		a := d.Next
+		if removed.Load() && a.Kind == decide.AddWatch && a.Path == filepath.Dir(key) && a.Report&decide.WatchCloses != 0 && !remade.Swap(true) {
+			write(t, key, "generation: 3\n")
+			write(t, key, "")
+		}
+	})
+	_, r := watched(t, key, makeAgain)
+	v.update(config(2))
+	r.waitContent(t, "generation: 2\n")
+	removed.Store(true)
+	require.NoError(t, os.Remove(key))
+	require.Eventually(t, remade.Load, waitFor, tick, "the watch never asked the key's directory for its entries' closes")
+	start := time.Now()
+	require.Eventually(t, func() bool {
+		c, ok := r.last()
+		return ok && c.err == nil && c.data == ""
+	}, 5*time.Second, tick, "the empty key was not delivered within 5 s (it was held for a close that had come); calls: %s", r)
+	r.logDelay(t, "the key made again as its directory was asked for closes", start)
 }

@@ -46,17 +46,31 @@ func traced(t testing.TB) Option {
 		}
 		t.Logf("the decider's last %d steps:\n%s", len(lines), strings.Join(lines, "\n"))
 	})
+	return onStep(func(in decide.Input, d decide.Decision) {
+		s := tracedStep{in: cloneInput(in), d: d}
+		s.d.Dropped, s.d.Remove = slices.Clone(d.Dropped), slices.Clone(d.Remove)
+		s.d.Next.Touched = nil
+		mu.Lock()
+		steps = append(steps, s)
+		if len(steps) >= 2*traceKept {
+			steps = append(steps[:0], steps[len(steps)-traceKept:]...)
+		}
+		mu.Unlock()
+	})
+}
+
+// onStep has the loop call f after each step of its decider, on the loop's
+// goroutine, before the decision is carried out: to trace the steps, or
+// to change the files at a chosen step, making a rare order certain. The
+// hooks given run in their order.
+func onStep(f func(decide.Input, decide.Decision)) Option {
 	return func(o *options) {
+		before := o.trace
 		o.trace = func(in decide.Input, d decide.Decision) {
-			s := tracedStep{in: cloneInput(in), d: d}
-			s.d.Dropped, s.d.Remove = slices.Clone(d.Dropped), slices.Clone(d.Remove)
-			s.d.Next.Touched = nil
-			mu.Lock()
-			steps = append(steps, s)
-			if len(steps) >= 2*traceKept {
-				steps = append(steps[:0], steps[len(steps)-traceKept:]...)
+			if before != nil {
+				before(in, d)
 			}
-			mu.Unlock()
+			f(in, d)
 		}
 	}
 }
