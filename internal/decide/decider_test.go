@@ -78,6 +78,21 @@ func openedWithARefusedDirectory(res Resolution) []step {
 	}
 }
 
+// firstReadMissing opens a decider of the path res resolves, whose first
+// read finds no file: the file's directory is asked for its entries'
+// closes, for whoever makes it (its own watch reporting fileWatch).
+func firstReadMissing(res Resolution, fileWatch string) []step {
+	return []step{
+		open(0, "resolve from root"),
+		resolved(0, res, false, nil, "add /etc/app (self|names)"),
+		added(0, 1, nil, 0, "add /etc/app/config.yaml ("+fileWatch+")"),
+		added(0, 2, nil, 0, "resolve from root"),
+		resolved(0, res, false, nil, "prune; nothing"),
+		start(0, Read{Why: ReasonStart, Err: fs.ErrNotExist, Missing: true}, "add /etc/app (self|names|closes); wake +100ms"),
+		added(0, 1, nil, 0, "check path; wake +100ms"),
+	}
+}
+
 // noCloses has the watch of the directory p report no closes of its
 // entries from now on, as one added for its names alone does.
 func noCloses(p string) step {
@@ -357,15 +372,7 @@ func TestDecisions(t *testing.T) {
 			queue(0, Queue{}, "forward read; add /etc/app (self|names|closes)"),
 			added(0, 1, nil, 0, "check path"),
 		}},
-		{"the first read finds no file: the directory is asked for its entries' closes, for whoever makes it", true, linux, []step{
-			open(0, "resolve from root"),
-			resolved(0, res, false, nil, "add /etc/app (self|names)"),
-			added(0, 1, nil, 0, "add /etc/app/config.yaml (self|content)"),
-			added(0, 2, nil, 0, "resolve from root"),
-			resolved(0, res, false, nil, "prune; nothing"),
-			start(0, Read{Why: ReasonStart, Err: fs.ErrNotExist, Missing: true}, "add /etc/app (self|names|closes); wake +100ms"),
-			added(0, 1, nil, 0, "check path; wake +100ms"),
-		}},
+		{"the first read finds no file: the directory is asked for its entries' closes, for whoever makes it", true, linux, firstReadMissing(res, "self|content")},
 		{"a file created empty whose creator the kernel still counts as its own watch comes (it closed a moment before): asked again 25 ms later, not held for ten seconds", false, linux, []step{
 			event(0, Event{Name: path, Op: OpCreate | OpMade}, facts(created, 11).withEntry(path, created), "add own /etc/app/config.yaml; wake +10s"),
 			ownAddedAsked(time.Millisecond, 5, created, WritersOpen, "nothing; wake +25ms"),
@@ -408,14 +415,7 @@ func TestDecisions(t *testing.T) {
 			checked(100*time.Millisecond, false, 12, "prune; nothing"),
 			event(101*time.Millisecond, Event{Name: path, Op: OpCreate | OpMade}, facts(createdWritten, 12).withEntry(path, createdWritten), "nothing"),
 		}},
-		{"a file's creation taken after a read that found it empty, by the kernel's word: its creator was done, and the empty file is confirmed a window after it was read, not held ten seconds for a close that came before the read (a kubelet volume's key made again by hand and emptied)", true, counting, []step{
-			open(0, "resolve from root"),
-			resolved(0, res, false, nil, "add /etc/app (self|names)"),
-			added(0, 1, nil, 0, "add /etc/app/config.yaml (self|content|opens)"),
-			added(0, 2, nil, 0, "resolve from root"),
-			resolved(0, res, false, nil, "prune; nothing"),
-			start(0, Read{Why: ReasonStart, Err: fs.ErrNotExist, Missing: true}, "add /etc/app (self|names|closes); wake +100ms"),
-			added(0, 1, nil, 0, "check path; wake +100ms"),
+		{"a file's creation taken after a read that found it empty, by the kernel's word: its creator was done, and the empty file is confirmed a window after it was read, not held ten seconds for a close that came before the read (a kubelet volume's key made again by hand and emptied)", true, counting, append(firstReadMissing(res, "self|content|opens"),
 			checked(time.Millisecond, true, 0, "prune; resolve from root; wake +99ms"),
 			resolved(time.Millisecond, resolution(created), false, nil, "read event; wake +99ms"),
 			read(time.Millisecond, stamped(withWriters(whole(ReasonEvent, created, 11), WritersNone), 60), "prune; nothing; wake +99ms"),
@@ -423,7 +423,7 @@ func TestDecisions(t *testing.T) {
 			timer(100*time.Millisecond, "resolve"),
 			resolved(100*time.Millisecond, resolution(created), false, nil, "read start"),
 			read(100*time.Millisecond, stamped(withWriters(whole(ReasonStart, created, 11), WritersNone), 60), "forward read; add /etc/app/config.yaml (self|content|opens)"),
-		}},
+		)},
 		{"where the kernel does not say who writes, a read the file's times have accepted starts the count of its openers: the next writer's close reads counted", false, counting, []step{
 			event(0, Event{Name: path, Op: OpWrite, Watch: 2}, asWritten, "nothing; wake +1s"),
 			event(time.Millisecond, Event{Name: path, Op: OpClose, Watch: 2}, asWritten, "resolve"),
