@@ -178,6 +178,14 @@ func (w *watchSet) added(r *Resolution, pl planned, res AddResult) (stop bool, e
 	p := pl.path
 	switch {
 	case res.Err == nil:
+		if id, ok := w.ids[p]; ok && id != res.ID {
+			// Another watch than the one the path had: of another inode
+			// there now (a directory made again, its old watch's end not
+			// taken yet). It reports what it was asked for alone, not
+			// what the old one did: taken for the old one's, a directory's
+			// closes were counted on, and never came.
+			w.watched[p] = 0
+		}
 		w.watched[p] |= pl.kind
 		w.ids[p] = res.ID
 		w.noteFile(r, p)
