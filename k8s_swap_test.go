@@ -1,6 +1,7 @@
 package file
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -198,13 +199,13 @@ func TestAKeyMadeAgainAsItsDirectoryIsAskedForClosesIsNotHeld(t *testing.T) {
 	needCaps(t, decide.Caps{Closes: true}, "writers' closes")
 	v := newVolume(t, filepath.Join(t.TempDir(), "config"), config(1))
 	key := v.path("config.yaml")
-	var remade atomic.Bool
 	var removed atomic.Bool
+	remade := make(chan error, 1) // the hook runs on the loop's goroutine: no t.FailNow there
 	makeAgain := onStep(func(_ decide.Input, d decide.Decision) {
 		a := d.Next
-		if removed.Load() && a.Kind == decide.AddWatch && a.Path == filepath.Dir(key) && a.Report&decide.WatchCloses != 0 && !remade.Swap(true) {
-			write(t, key, "generation: 3\n")
-			write(t, key, "")
+		if removed.Load() && a.Kind == decide.AddWatch && a.Path == filepath.Dir(key) && a.Report&decide.WatchCloses != 0 {
+			removed.Store(false)
+			remade <- errors.Join(os.WriteFile(key, []byte("generation: 3\n"), 0o644), os.WriteFile(key, nil, 0o644))
 		}
 	})
 	_, r := watched(t, key, makeAgain)
@@ -212,7 +213,12 @@ func TestAKeyMadeAgainAsItsDirectoryIsAskedForClosesIsNotHeld(t *testing.T) {
 	r.waitContent(t, "generation: 2\n")
 	removed.Store(true)
 	require.NoError(t, os.Remove(key))
-	require.Eventually(t, remade.Load, waitFor, tick, "the watch never asked the key's directory for its entries' closes")
+	select {
+	case err := <-remade:
+		require.NoError(t, err)
+	case <-time.After(waitFor):
+		require.FailNow(t, "the watch never asked the key's directory for its entries' closes")
+	}
 	start := time.Now()
 	require.Eventually(t, func() bool {
 		c, ok := r.last()
